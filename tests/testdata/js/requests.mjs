@@ -1,0 +1,160 @@
+// Builds the rendering-request fixtures (tests/testdata/requests/*.js).
+//
+// Each request is shaped like the code the Rails gem sends to the renderer: an
+// immediately invoked function expression that builds railsContext and props
+// and returns ReactOnRails.serverRenderReactComponent({...}). Values are
+// serialised like Rails' `to_json` (ActiveSupport escapes <, >, & and
+// U+2028/U+2029 as \uXXXX; other non-ASCII stays UTF-8).
+// Everything here is deterministic: no clock, no randomness.
+
+export const ROR_VERSION = '16.6.0';
+
+export function railsJSON(value) {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+function railsContext(path, search) {
+  const location = search ? `${path}?${search}` : path;
+  return {
+    componentRegistryTimeout: 5000,
+    railsEnv: 'production',
+    inMailer: false,
+    i18nLocale: 'en',
+    i18nDefaultLocale: 'en',
+    rorVersion: ROR_VERSION,
+    rorPro: true,
+    rorProVersion: ROR_VERSION,
+    href: `http://localhost:3000${location}`,
+    location,
+    scheme: 'http',
+    host: 'localhost',
+    port: 3000,
+    pathname: path,
+    search: search || null,
+    httpAcceptLanguage: 'en-US,en;q=0.9',
+    serverSide: true,
+  };
+}
+
+function renderingRequest({ name, domNodeId, props, trace, context }) {
+  return `(function(componentName = ${railsJSON(name)}, props = undefined) {
+  var railsContext = ${railsJSON(context)};
+  var usedProps = typeof props === 'undefined' ? ${railsJSON(props)} : props;
+  return ReactOnRails[ReactOnRails.isRSCBundle ? 'serverRenderRSCReactComponent' : 'serverRenderReactComponent']({
+    name: componentName,
+    domNodeId: ${railsJSON(domNodeId)},
+    props: usedProps,
+    trace: ${trace},
+    railsContext: railsContext,
+    throwJsErrors: false,
+    renderingReturnsPromises: true,
+  });
+})()
+`;
+}
+
+// Deterministic pseudo-random words (32-bit LCG, fixed seed).
+function makeRng(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state;
+  };
+}
+
+const WORDS = (
+  'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor ' +
+  'incididunt ut labore et dolore magna aliqua enim ad minim veniam quis nostrud ' +
+  'exercitation ullamco laboris nisi aliquip ex ea commodo consequat duis aute irure ' +
+  'reprehenderit voluptate velit esse cillum fugiat nulla pariatur excepteur sint ' +
+  'occaecat cupidatat non proident sunt culpa qui officia deserunt mollit anim id est laborum'
+).split(' ');
+
+function sentence(rng, minChars) {
+  const words = [];
+  let len = 0;
+  while (len < minChars) {
+    const w = WORDS[rng() % WORDS.length];
+    words.push(w);
+    len += w.length + 1;
+  }
+  const s = words.join(' ');
+  return `${s[0].toUpperCase()}${s.slice(1)}.`;
+}
+
+export function listItems(count) {
+  const rng = makeRng(20240601);
+  const items = [];
+  for (let id = 1; id <= count; id += 1) {
+    items.push({
+      id,
+      title: `Item ${id}: ${sentence(rng, 24).slice(0, -1)}`,
+      body: sentence(rng, 200),
+    });
+  }
+  return items;
+}
+
+const uuid = (n) => `5b0c6f7e-3a1d-4e2b-9c4f-${String(n).padStart(12, '0')}`;
+
+// name -> request source. Order matters only for readability.
+export function buildRequests() {
+  return {
+    'hello-world.js': renderingRequest({
+      name: 'HelloWorld',
+      domNodeId: `HelloWorld-react-component-${uuid(1)}`,
+      props: { name: 'Rails' },
+      trace: true,
+      context: railsContext('/hello_world'),
+    }),
+    'small-page.js': renderingRequest({
+      name: 'SmallPage',
+      domNodeId: `SmallPage-react-component-${uuid(2)}`,
+      props: {
+        title: 'Small page',
+        subtitle: 'A typical server-rendered page <with> "markup" & entities',
+        links: [
+          { href: '/', label: 'Home' },
+          { href: '/posts', label: 'Posts' },
+          { href: '/about', label: 'About us' },
+        ],
+        paragraphs: [
+          'gorender renders React for Rails. This paragraph is the lead.',
+          'Non-ASCII text survives the round trip: naïve café, Zürich, 日本語, emoji 🚀🎉.',
+          'Line separators \u2028 and \u2029 are escaped by Rails JSON; <script>alert(1)</script> is escaped by React.',
+        ],
+        footer: '© 2024 gorender fixtures',
+      },
+      trace: false,
+      context: railsContext('/pages/small', 'ref=nav&lang=en'),
+    }),
+    'list-page.js': renderingRequest({
+      name: 'ListPage',
+      domNodeId: `ListPage-react-component-${uuid(3)}`,
+      props: { items: listItems(500) },
+      trace: false,
+      context: railsContext('/items', 'page=1&per=500'),
+    }),
+    'throws-error.js': renderingRequest({
+      name: 'ThrowsError',
+      domNodeId: `ThrowsError-react-component-${uuid(4)}`,
+      props: { reason: 'fixture' },
+      trace: true,
+      context: railsContext('/broken'),
+    }),
+    'async-greeting.js': renderingRequest({
+      name: 'AsyncGreeting',
+      domNodeId: `AsyncGreeting-react-component-${uuid(5)}`,
+      props: { name: 'Rails', greeting: 'Good evening' },
+      trace: true,
+      context: railsContext('/greeting'),
+    }),
+    // A trivial request for transport-cost benchmarks: just a string.
+    'hello.js': "'<p>hello</p>'\n",
+  };
+}

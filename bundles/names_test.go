@@ -1,0 +1,102 @@
+package bundles
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidID(t *testing.T) {
+	hex64 := strings.Repeat("0123456789abcdef", 4)
+	tests := []struct {
+		name string
+		id   string
+		want bool
+	}{
+		{"server bundle v2", "rorp-v2-s-" + hex64, true},
+		{"rsc bundle v2", "rorp-v2-r-" + hex64, true},
+		{"md5 with env", "d41d8cd98f00b204e9800998ecf8427e-production", true},
+		{"timestamp", "1700000000000", true},
+		{"underscore first", "_x", true},
+		{"dots inside", "a..b", true},
+		{"single char", "a", true},
+		{"max length", strings.Repeat("a", MaxIDLen), true},
+		{"empty", "", false},
+		{"dot", ".", false},
+		{"dotdot", "..", false},
+		{"hidden", ".x", false},
+		{"dash first", "-x", false},
+		{"traversal", "../x", false},
+		{"slash", "a/b", false},
+		{"backslash", `a\b`, false},
+		{"colon", "a:b", false},
+		{"space", "a b", false},
+		{"newline", "a\n", false},
+		{"NUL", "a\x00", false},
+		{"unicode", "bündle", false},
+		{"too long for lock file name", strings.Repeat("a", MaxIDLen+1), false},
+		{"256 bytes", strings.Repeat("a", 256), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ValidID(tt.id); got != tt.want {
+				t.Errorf("ValidID(%q) = %v, want %v", tt.id, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidAssetName(t *testing.T) {
+	tests := []struct {
+		name  string
+		asset string
+		want  bool
+	}{
+		{"loadable stats", "loadable-stats.json", true},
+		{"client manifest", "react-client-manifest.json", true},
+		{"hidden file", ".hidden", true},
+		{"dots inside", "a..b", true},
+		{"spaces", "my file.json", true},
+		{"unicode", "mänifest-ü.json", true},
+		{"source map", "bundle.js.map", true},
+		{"255 bytes", strings.Repeat("a", 255), true},
+		{"empty", "", false},
+		{"dot", ".", false},
+		{"dotdot", "..", false},
+		{"traversal", "../x", false},
+		{"slash", "a/b", false},
+		{"absolute", "/etc/passwd", false},
+		{"backslash", `a\b`, false},
+		{"windows traversal", `..\x`, false},
+		{"colon", "c:x", false},
+		{"NUL", "a\x00b", false},
+		{"newline", "a\nb", false},
+		{"tab", "a\tb", false},
+		{"DEL", "a\x7fb", false},
+		{"C1 control", "a\u0085b", false},
+		{"invalid UTF-8", "a\xffb", false},
+		{"256 bytes", strings.Repeat("a", 256), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ValidAssetName(tt.asset); got != tt.want {
+				t.Errorf("ValidAssetName(%q) = %v, want %v", tt.asset, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestInvalidNameErrorMessage(t *testing.T) {
+	tests := []struct {
+		err  *InvalidNameError
+		want string
+	}{
+		{&InvalidNameError{Kind: KindBundleID, Name: "../x"}, `invalid bundle id "../x"`},
+		{&InvalidNameError{Kind: KindAssetName, Name: "a/b"}, `invalid asset filename "a/b"`},
+		{&InvalidNameError{Kind: KindAssetName, Name: "x.js", Reason: "reserved for bundle x"}, `invalid asset filename "x.js": reserved for bundle x`},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,290 @@
+package bundles
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// tmpPrefix starts the name of a companion file being written into a bundle
+// directory; it never collides with a valid bundle file name (ids cannot start
+// with '.').
+const tmpPrefix = ".gorender-tmp-"
+
+// Upload is what one request stores: its bundles and its companion files,
+// all already staged (see Staging).
+type Upload struct {
+	// Bundles maps a bundle id to the staged file holding it. Each bundle
+	// needs its own staged file: Store moves it into place.
+	Bundles map[string]string
+	// Assets are companion files, stored beside every bundle of the upload.
+	// Their staged files are copied (or hard-linked), never moved. When two
+	// assets share a name, the later one wins.
+	Assets []Asset
+}
+
+// Asset is one staged companion file.
+type Asset struct {
+	Name string // final file name, checked with ValidAssetName
+	Path string // staged file
+}
+
+// StoreResult tells which bundles Store wrote and which were already present
+// (first writer wins). Both lists are sorted.
+type StoreResult struct {
+	Stored   []string
+	Existing []string
+}
+
+// Store moves the bundles of up into the cache and writes its companion files
+// beside each of them (PROTOCOL.md §6.3):
+//
+//   - Every id and asset name is validated first; a bad one yields an
+//     *InvalidNameError and nothing is written. An asset may not be named
+//     "<id>.js" or "<id>.js.lock" for a bundle of the upload.
+//   - Writers of one id are serialised, in process by a keyed mutex and
+//     across processes by the lock file <root>/<id>/<id>.js.lock (O_EXCL,
+//     stale after 20 s, always removed afterwards). Waiting honours ctx.
+//   - A bundle already present is left untouched (first writer wins).
+//     Otherwise its staged file is fsynced and atomically linked or renamed to
+//     <root>/<id>/<id>.js and the directory fsynced, so no partial bundle is
+//     ever visible.
+//   - Companion files are (re)written on every upload, even for a bundle
+//     that was already present, through a temporary file in the bundle
+//     directory that is fsynced and renamed over the final name.
+//
+// Bundles are processed in id order; on error the result lists what was done
+// before it. Store leaves the staging directory to the caller
+// (Staging.Remove).
+func (c *Cache) Store(ctx context.Context, up Upload) (StoreResult, error) {
+	var res StoreResult
+	ids, err := validateUpload(up)
+	if err != nil {
+		return res, err
+	}
+	for _, id := range ids {
+		existed, err := c.storeOne(ctx, id, up.Bundles[id], up.Assets)
+		if err != nil {
+			return res, err
+		}
+		if existed {
+			res.Existing = append(res.Existing, id)
+		} else {
+			res.Stored = append(res.Stored, id)
+		}
+	}
+	return res, nil
+}
+
+// validateUpload checks every name of up and returns its ids sorted.
+func validateUpload(up Upload) ([]string, error) {
+	ids := make([]string, 0, len(up.Bundles))
+	paths := make(map[string]string, len(up.Bundles))
+	for id, path := range up.Bundles {
+		if err := checkID(id); err != nil {
+			return nil, err
+		}
+		if path == "" {
+			return nil, fmt.Errorf("store bundle %s: empty staged path", id)
+		}
+		if other, dup := paths[path]; dup {
+			return nil, fmt.Errorf("store bundles %s and %s: same staged file %s", other, id, path)
+		}
+		paths[path] = id
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, a := range up.Assets {
+		if !ValidAssetName(a.Name) {
+			return nil, &InvalidNameError{Kind: KindAssetName, Name: a.Name}
+		}
+		if a.Path == "" {
+			return nil, fmt.Errorf("store asset %q: empty staged path", a.Name)
+		}
+		for _, id := range ids {
+			if a.Name == id+bundleSuffix || a.Name == id+lockSuffix {
+				return nil, &InvalidNameError{Kind: KindAssetName, Name: a.Name,
+					Reason: "reserved for bundle " + id}
+			}
+		}
+	}
+	return ids, nil
+}
+
+// storeOne stores bundle id from staged plus the assets, under the id's locks.
+func (c *Cache) storeOne(ctx context.Context, id, staged string, assets []Asset) (existed bool, err error) {
+	unlock, err := c.locks.lock(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("store bundle %s: wait for lock: %w", id, err)
+	}
+	defer unlock()
+
+	dir := c.Dir(id)
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, dirPerm); err != nil {
+			return false, fmt.Errorf("store bundle %s: %w", id, err)
+		}
+		// Make the new directory entry durable along with what goes in it.
+		if err := syncDir(c.root); err != nil {
+			return false, fmt.Errorf("store bundle %s: %w", id, err)
+		}
+	}
+	fl, err := c.lockFile(ctx, c.lockPath(id))
+	if err != nil {
+		return false, fmt.Errorf("store bundle %s: %w", id, err)
+	}
+	defer c.unlock(fl)
+
+	c.removeStaleTemps(dir)
+
+	existed, err = c.placeBundle(id, staged)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range assets {
+		if err := c.placeAsset(dir, a); err != nil {
+			return existed, fmt.Errorf("store bundle %s: %w", id, err)
+		}
+	}
+	if len(assets) > 0 || !existed {
+		if err := syncDir(dir); err != nil {
+			return existed, fmt.Errorf("store bundle %s: %w", id, err)
+		}
+	}
+	if existed {
+		c.logger.Debug("bundle already present; kept first copy", "bundle", id, "assets", len(assets))
+	} else {
+		c.logger.Info("stored bundle", "bundle", id, "assets", len(assets))
+	}
+	return existed, nil
+}
+
+// placeBundle makes staged the bundle file of id unless one is present. The
+// caller holds the id's locks and fsyncs the directory.
+func (c *Cache) placeBundle(id, staged string) (existed bool, err error) {
+	if c.Has(id) {
+		return true, nil
+	}
+	if err := syncFile(staged); err != nil {
+		return false, fmt.Errorf("store bundle %s: %w", id, err)
+	}
+	final := c.BundlePath(id)
+	// A hard link never replaces an existing file, so even a writer that
+	// ignores (or took over) the lock cannot make us clobber its bundle.
+	err = os.Link(staged, final)
+	if err == nil {
+		return false, nil
+	}
+	if errors.Is(err, fs.ErrExist) && c.Has(id) {
+		return true, nil
+	}
+	// Links unsupported, or a broken entry (e.g. a dangling symlink) sits at
+	// the bundle path: rename, which replaces it atomically.
+	if err := os.Rename(staged, final); err != nil {
+		return false, fmt.Errorf("store bundle %s: %w", id, err)
+	}
+	return false, nil
+}
+
+// placeAsset atomically (re)writes companion a in dir: hard-link (or copy)
+// the staged file to a temporary name, fsync it, rename it over the final
+// name.
+func (c *Cache) placeAsset(dir string, a Asset) error {
+	tmp := filepath.Join(dir, tmpPrefix+randomHex(8))
+	if err := os.Link(a.Path, tmp); err != nil {
+		if err := c.copyFile(a.Path, tmp); err != nil {
+			_ = os.Remove(tmp)
+			return fmt.Errorf("write asset %q: %w", a.Name, err)
+		}
+	}
+	if err := syncFile(tmp); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write asset %q: %w", a.Name, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, a.Name)); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write asset %q: %w", a.Name, err)
+	}
+	return nil
+}
+
+// copyFile copies src to a new file dst (which must not exist).
+func (c *Cache) copyFile(src, dst string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("copy %s: %w", src, err)
+	}
+	defer func() { _ = in.Close() }()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	if err != nil {
+		return fmt.Errorf("copy to %s: %w", dst, err)
+	}
+	buf := c.getBuf()
+	defer c.putBuf(buf)
+	_, err = io.CopyBuffer(struct{ io.Writer }{out}, struct{ io.Reader }{in}, *buf)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	return nil
+}
+
+// removeStaleTemps deletes companion temp files left in dir by a writer that
+// died. The caller holds the id's lock file, so a live writer's temp file can
+// only be present if that writer's lock was taken over as stale; only files
+// older than the stale age are removed.
+func (c *Cache) removeStaleTemps(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	cutoff := time.Now().Add(-c.lockStale)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tmpPrefix) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			c.logger.Warn("removing leftover temp file", "path", p, "error", err)
+		}
+	}
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("fsync: %w", err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so that renames and links in it are durable.
+// File systems that cannot fsync a directory are tolerated.
+func syncDir(dir string) error {
+	err := syncFile(dir)
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, errors.ErrUnsupported) {
+		return nil
+	}
+	return err
+}

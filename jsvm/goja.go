@@ -1,0 +1,450 @@
+package jsvm
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+//go:embed env.js
+var envSource string
+
+// maxCallStackSize bounds JS recursion (Node's default allows about 11k
+// frames); past it a render fails instead of growing the Go stack.
+const maxCallStackSize = 20000
+
+// NewEngine returns the engine named name ("goja" or "" for the default).
+func NewEngine(name string, opts Options) (Engine, error) {
+	if opts.SupportModules {
+		return nil, errors.New("RENDERER_SUPPORT_MODULES=true is not supported by this gorender build yet: the Node-compatible environment (CommonJS bundles, Buffer, streams) is being built; use plain-script bundles or unset it")
+	}
+	switch name {
+	case "", "goja":
+		env, err := goja.Compile("gorender-env.js", envSource, true)
+		if err != nil {
+			return nil, fmt.Errorf("compile the render environment: %w", err)
+		}
+		return &gojaEngine{opts: opts, env: env}, nil
+	default:
+		return nil, fmt.Errorf("unknown JavaScript engine %q (supported: goja)", name)
+	}
+}
+
+type gojaEngine struct {
+	opts Options
+	env  *goja.Program
+}
+
+type gojaProgram struct {
+	name string
+	prg  *goja.Program
+}
+
+func (p *gojaProgram) Name() string { return p.name }
+
+func (e *gojaEngine) Name() string { return "goja" }
+
+func (e *gojaEngine) Compile(name, source string) (Program, error) {
+	prg, err := goja.Compile(name+".js", source, false)
+	if err != nil {
+		return nil, fmt.Errorf("compile bundle %s: %w", name, err)
+	}
+	return &gojaProgram{name: name, prg: prg}, nil
+}
+
+// gojaHooks are the functions env.js returns.
+type gojaHooks struct {
+	begin, end, makeShared, kind, toPromise, stringify, errorParts goja.Callable
+}
+
+type gojaRuntime struct {
+	vm        *goja.Runtime
+	hooks     gojaHooks
+	jsonParse goja.Callable
+	broken    bool
+}
+
+func (e *gojaEngine) NewRuntime() (Runtime, error) {
+	vm := goja.New()
+	vm.SetMaxCallStackSize(maxCallStackSize)
+	setup, err := vm.RunProgram(e.env)
+	if err != nil {
+		return nil, fmt.Errorf("install the render environment: %w", err)
+	}
+	setupFn, ok := goja.AssertFunction(setup)
+	if !ok {
+		return nil, errors.New("install the render environment: env.js is not a function")
+	}
+	options := vm.NewObject()
+	if err := options.Set("stubTimers", e.opts.StubTimers); err != nil {
+		return nil, fmt.Errorf("install the render environment: %w", err)
+	}
+	hooksValue, err := setupFn(goja.Undefined(), options)
+	if err != nil {
+		return nil, fmt.Errorf("install the render environment: %w", err)
+	}
+	r := &gojaRuntime{vm: vm}
+	hooksObj := hooksValue.ToObject(vm)
+	for name, dst := range map[string]*goja.Callable{
+		"begin": &r.hooks.begin, "end": &r.hooks.end, "makeShared": &r.hooks.makeShared,
+		"kind": &r.hooks.kind, "toPromise": &r.hooks.toPromise, "stringify": &r.hooks.stringify,
+		"errorParts": &r.hooks.errorParts,
+	} {
+		fn, ok := goja.AssertFunction(hooksObj.Get(name))
+		if !ok {
+			return nil, fmt.Errorf("install the render environment: hook %s missing", name)
+		}
+		*dst = fn
+	}
+	parse, ok := goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("parse"))
+	if !ok {
+		return nil, errors.New("install the render environment: JSON.parse missing")
+	}
+	r.jsonParse = parse
+	return r, nil
+}
+
+func (r *gojaRuntime) Broken() bool { return r.broken }
+
+func (r *gojaRuntime) Close() {
+	// Nothing to free: goja's memory belongs to the Go heap. Interrupt makes
+	// any late use fail fast instead of running.
+	r.broken = true
+	r.vm.Interrupt(ErrInterrupted)
+}
+
+// watch interrupts the runtime when ctx ends and returns a function that
+// stops watching; it marks the runtime broken if the interrupt may have fired.
+func (r *gojaRuntime) watch(ctx context.Context) (stop func()) {
+	stopWatch := context.AfterFunc(ctx, func() { r.vm.Interrupt(ErrInterrupted) })
+	return func() {
+		if !stopWatch() {
+			r.broken = true
+		}
+	}
+}
+
+func (r *gojaRuntime) Load(ctx context.Context, p Program) (err error) {
+	gp, ok := p.(*gojaProgram)
+	if !ok {
+		return fmt.Errorf("load bundle: program %T is not a goja program", p)
+	}
+	defer r.recoverInto(&err)
+	stop := r.watch(ctx)
+	defer stop()
+	if _, err := r.vm.RunProgram(gp.prg); err != nil {
+		if errors.As(err, new(*goja.InterruptedError)) {
+			r.broken = true
+			return fmt.Errorf("load bundle %s: interrupted: %w", gp.name, ctx.Err())
+		}
+		message, stack := r.exceptionParts(err)
+		return fmt.Errorf("load bundle %s: %s\n%s", gp.name, message, stack)
+	}
+	return nil
+}
+
+// recoverInto turns a panic from the engine or a host function into an
+// error and retires the runtime: its state is unknown.
+func (r *gojaRuntime) recoverInto(err *error) {
+	if p := recover(); p != nil {
+		r.broken = true
+		*err = &RenderError{Kind: KindJS, Text: fmt.Sprintf("internal error in the JavaScript runtime: %v", p)}
+	}
+}
+
+func (r *gojaRuntime) Eval(ctx context.Context, code string, req *Request) (res Result, err error) {
+	if r.broken {
+		return Result{}, errors.New("evaluate: runtime is retired")
+	}
+	defer r.recoverInto(&err)
+	started := time.Now()
+	stop := r.watch(ctx)
+	defer stop()
+
+	value, rerr := r.evaluate(ctx, "renderingRequest", code, req)
+	if rerr != nil {
+		return Result{}, r.renderError(ctx, started, code, rerr)
+	}
+	return r.result(ctx, started, code, value)
+}
+
+// evaluate runs code with the per-render globals set, returning its
+// completion value.
+func (r *gojaRuntime) evaluate(ctx context.Context, name, code string, req *Request) (goja.Value, error) {
+	shared, err := r.hooks.makeShared(goja.Undefined(), r.sharedOps(req.Shared))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.hooks.begin(goja.Undefined(), r.vm.ToValue(code), shared, r.vm.ToValue(r.runOnOtherBundle(ctx, req))); err != nil {
+		return nil, err
+	}
+	defer func() { _, _ = r.hooks.end(goja.Undefined()) }()
+	return r.vm.RunScript(name, code)
+}
+
+// result turns a completion value into the answer (PROTOCOL.md §5).
+func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string, value goja.Value) (Result, error) {
+	kind, err := r.hooks.kind(goja.Undefined(), value)
+	if err != nil {
+		return Result{}, r.renderError(ctx, started, code, err)
+	}
+	switch kind.String() {
+	case "string":
+		return Result{Body: value.String()}, nil
+	case "nil":
+		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
+	case "stream":
+		return Result{}, &RenderError{Kind: KindUnsupported, Text: "The rendering request returned a stream: streaming renders are not supported by this gorender build yet.\n"}
+	case "promise", "thenable":
+		settled, err := r.settle(value)
+		if err != nil {
+			return Result{}, r.renderError(ctx, started, code, err)
+		}
+		if settled.State() == goja.PromiseStateRejected {
+			message, stack := r.errorParts(settled.Result())
+			return Result{}, &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
+		}
+		return r.fulfilled(ctx, started, code, settled.Result())
+	default:
+		return r.stringified(ctx, started, code, value)
+	}
+}
+
+// fulfilled answers a promise's value: a string verbatim, anything else
+// JSON-stringified.
+func (r *gojaRuntime) fulfilled(ctx context.Context, started time.Time, code string, value goja.Value) (Result, error) {
+	kind, err := r.hooks.kind(goja.Undefined(), value)
+	if err != nil {
+		return Result{}, r.renderError(ctx, started, code, err)
+	}
+	switch kind.String() {
+	case "string":
+		return Result{Body: value.String()}, nil
+	case "nil":
+		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
+	case "stream":
+		return Result{}, &RenderError{Kind: KindUnsupported, Text: "The rendering request's promise resolved to a stream: streaming renders are not supported by this gorender build yet.\n"}
+	default:
+		return r.stringified(ctx, started, code, value)
+	}
+}
+
+func (r *gojaRuntime) stringified(ctx context.Context, started time.Time, code string, value goja.Value) (Result, error) {
+	s, err := r.hooks.stringify(goja.Undefined(), value)
+	if err != nil {
+		return Result{}, r.renderError(ctx, started, code, err)
+	}
+	if goja.IsUndefined(s) {
+		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
+	}
+	return Result{Body: s.String()}, nil
+}
+
+// settle adopts value into a promise and returns it once the job queue has
+// run. Without an event loop (stub timers) nothing else can settle it, so a
+// pending promise is an error.
+func (r *gojaRuntime) settle(value goja.Value) (*goja.Promise, error) {
+	adopted, err := r.hooks.toPromise(goja.Undefined(), value)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := adopted.Export().(*goja.Promise)
+	if !ok {
+		return nil, errors.New("the rendering request's thenable could not be adopted into a promise")
+	}
+	if p.State() == goja.PromiseStatePending {
+		return nil, errors.New("the rendering request returned a promise that never settled: timers are stubbed (RENDERER_STUB_TIMERS), so nothing can resolve it")
+	}
+	return p, nil
+}
+
+// renderError turns an evaluation failure into the answer's error.
+func (r *gojaRuntime) renderError(ctx context.Context, started time.Time, code string, err error) error {
+	var interrupted *goja.InterruptedError
+	if errors.As(err, &interrupted) {
+		r.broken = true
+		return interruptedError(ctx, started)
+	}
+	var overflow *goja.StackOverflowError
+	if errors.As(err, &overflow) {
+		r.broken = true
+		return &RenderError{Kind: KindJS, Text: jsErrorText(code, "RangeError: Maximum call stack size exceeded", overflow.String())}
+	}
+	var renderErr *RenderError
+	if errors.As(err, &renderErr) {
+		return renderErr
+	}
+	message, stack := r.exceptionParts(err)
+	return &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
+}
+
+// exceptionParts returns the message and stack of an engine error.
+func (r *gojaRuntime) exceptionParts(err error) (message, stack string) {
+	var ex *goja.Exception
+	if errors.As(err, &ex) {
+		message, stack = r.errorParts(ex.Value())
+		if stack == "" {
+			stack = ex.String()
+		}
+		return message, stack
+	}
+	return err.Error(), ""
+}
+
+func (r *gojaRuntime) errorParts(thrown goja.Value) (message, stack string) {
+	parts, err := r.hooks.errorParts(goja.Undefined(), thrown)
+	if err != nil {
+		return thrown.String(), ""
+	}
+	obj := parts.ToObject(r.vm)
+	return obj.Get("0").String(), obj.Get("1").String()
+}
+
+// runOnOtherBundle is the per-render global: evaluate code in the runtime
+// of another bundle of this request's set and return its completion value.
+func (r *gojaRuntime) runOnOtherBundle(ctx context.Context, req *Request) func(goja.FunctionCall) goja.Value {
+	return func(call goja.FunctionCall) goja.Value {
+		id := call.Argument(0).String()
+		code := call.Argument(1).String()
+		target, ok := req.Runtimes[id]
+		if !ok {
+			panic(r.vm.NewTypeError(fmt.Sprintf("runOnOtherBundle: bundle %q is not in this request's bundle set", id)))
+		}
+		other, ok := target.(*gojaRuntime)
+		if !ok || other.broken {
+			panic(r.vm.NewTypeError(fmt.Sprintf("runOnOtherBundle: the runtime of bundle %q is not usable", id)))
+		}
+		if other == r {
+			value, err := r.vm.RunScript("runOnOtherBundle", code)
+			if err != nil {
+				panic(err)
+			}
+			return value
+		}
+		return r.evalOnOther(ctx, other, code, req)
+	}
+}
+
+// evalOnOther evaluates code in other and brings its completion value into
+// r: strings and primitives as they are, objects through JSON, promises
+// settled first and handed over as promises.
+func (r *gojaRuntime) evalOnOther(ctx context.Context, other *gojaRuntime, code string, req *Request) goja.Value {
+	stop := other.watch(ctx)
+	defer stop()
+	value, err := other.evaluate(ctx, "runOnOtherBundle", code, req)
+	if err != nil {
+		if errors.As(err, new(*goja.InterruptedError)) {
+			other.broken = true
+			panic(r.vm.NewGoError(fmt.Errorf("runOnOtherBundle: interrupted: %w", ctx.Err())))
+		}
+		message, _ := other.exceptionParts(err)
+		panic(r.vm.NewGoError(fmt.Errorf("runOnOtherBundle: %s", message)))
+	}
+	kind, err := other.hooks.kind(goja.Undefined(), value)
+	if err != nil {
+		panic(r.vm.NewGoError(fmt.Errorf("runOnOtherBundle: %w", err)))
+	}
+	switch kind.String() {
+	case "promise", "thenable":
+		settled, err := other.settle(value)
+		if err != nil {
+			panic(r.vm.NewGoError(fmt.Errorf("runOnOtherBundle: %w", err)))
+		}
+		p, resolve, reject := r.vm.NewPromise()
+		if settled.State() == goja.PromiseStateRejected {
+			message, _ := other.errorParts(settled.Result())
+			_ = reject(r.vm.NewGoError(fmt.Errorf("runOnOtherBundle: %s", message)))
+		} else {
+			_ = resolve(r.copyFrom(other, settled.Result()))
+		}
+		return r.vm.ToValue(p)
+	case "stream":
+		panic(r.vm.NewTypeError("runOnOtherBundle: stream results cannot cross bundles in this gorender build yet"))
+	default:
+		return r.copyFrom(other, value)
+	}
+}
+
+// copyFrom brings a value of another runtime into r.
+func (r *gojaRuntime) copyFrom(other *gojaRuntime, value goja.Value) goja.Value {
+	if value == nil || goja.IsUndefined(value) || goja.IsNull(value) {
+		return value
+	}
+	if _, isObject := value.(*goja.Object); !isObject {
+		return r.vm.ToValue(value.Export())
+	}
+	s, err := other.hooks.stringify(goja.Undefined(), value)
+	if err != nil || goja.IsUndefined(s) {
+		return goja.Undefined()
+	}
+	parsed, err := r.jsonParse(goja.Undefined(), r.vm.ToValue(s.String()))
+	if err != nil {
+		panic(err)
+	}
+	return parsed
+}
+
+// sharedOps backs this runtime's SharedExecutionContext with the request's
+// shared entries.
+func (r *gojaRuntime) sharedOps(shared *SharedContext) goja.Value {
+	key := func(v goja.Value) any {
+		switch exported := v.Export().(type) {
+		case string, bool:
+			return exported
+		case int64:
+			return float64(exported)
+		case float64:
+			if math.IsNaN(exported) {
+				return "NaN"
+			}
+			return exported
+		default:
+			panic(r.vm.NewTypeError("sharedExecutionContext keys must be strings, numbers or booleans"))
+		}
+	}
+	ops := r.vm.NewObject()
+	set := func(name string, fn func(goja.FunctionCall) goja.Value) {
+		if err := ops.Set(name, fn); err != nil {
+			panic(err)
+		}
+	}
+	set("get", func(c goja.FunctionCall) goja.Value {
+		e, ok := shared.get(key(c.Argument(0)))
+		if !ok {
+			return goja.Undefined()
+		}
+		if owner := e.owner.(*gojaRuntime); owner != r {
+			return r.copyFrom(owner, e.value.(goja.Value))
+		}
+		return e.value.(goja.Value)
+	})
+	set("set", func(c goja.FunctionCall) goja.Value {
+		shared.set(key(c.Argument(0)), sharedEntry{owner: r, value: c.Argument(1)})
+		return goja.Undefined()
+	})
+	set("has", func(c goja.FunctionCall) goja.Value {
+		_, ok := shared.get(key(c.Argument(0)))
+		return r.vm.ToValue(ok)
+	})
+	set("remove", func(c goja.FunctionCall) goja.Value {
+		return r.vm.ToValue(shared.remove(key(c.Argument(0))))
+	})
+	set("clear", func(goja.FunctionCall) goja.Value {
+		shared.clear()
+		return goja.Undefined()
+	})
+	set("keys", func(goja.FunctionCall) goja.Value {
+		keys := shared.keyList()
+		values := make([]any, len(keys))
+		for i, k := range keys {
+			values[i] = r.vm.ToValue(k)
+		}
+		return r.vm.NewArray(values...)
+	})
+	return ops
+}

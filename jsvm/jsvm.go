@@ -1,0 +1,136 @@
+// Package jsvm runs JavaScript for renders: one runtime per goroutine, with the
+// environment a React on Rails server bundle expects (PROTOCOL.md §7).
+//
+// The engine is hidden behind Engine and Runtime so that nothing outside this
+// package imports an engine package. The JavaScript half of the environment
+// (console capture, stub timers, per-render globals) is shared JS in env.js;
+// only the thin host layer is per engine.
+package jsvm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Options configures the environment every runtime of an engine offers.
+type Options struct {
+	// StubTimers makes setTimeout and friends no-ops (RENDERER_STUB_TIMERS).
+	StubTimers bool
+	// SupportModules asks for the Node-compatible environment
+	// (RENDERER_SUPPORT_MODULES). Not built yet: NewEngine refuses it.
+	SupportModules bool
+}
+
+// Engine compiles bundles and makes runtimes. An Engine is safe for
+// concurrent use; the runtimes it makes are not.
+type Engine interface {
+	// Name is the engine's name as reported in /info and logs ("goja").
+	Name() string
+	// Compile parses a bundle once; the Program may be loaded by many runtimes
+	// on different goroutines. name is the bundle id, used in stack traces.
+	Compile(name, source string) (Program, error)
+	// NewRuntime makes a runtime with the environment installed and no bundle.
+	NewRuntime() (Runtime, error)
+}
+
+// Program is a compiled bundle.
+type Program interface {
+	// Name is the bundle id the program was compiled for.
+	Name() string
+}
+
+// Runtime is one JavaScript global environment holding one loaded bundle.
+// It must be used by one goroutine at a time; Interrupt may be called from any.
+type Runtime interface {
+	// Load evaluates the bundle in this runtime's global environment.
+	Load(ctx context.Context, p Program) error
+	// Eval evaluates a rendering request and turns its completion value into a
+	// Result. Errors are *RenderError.
+	Eval(ctx context.Context, code string, req *Request) (Result, error)
+	// Broken reports that the runtime must not be used again (it was
+	// interrupted, overflowed its stack or failed inside the host layer).
+	Broken() bool
+	// Close releases the runtime.
+	Close()
+}
+
+// Result is the answer of a successful render.
+type Result struct {
+	// Body is the render's output, sent verbatim.
+	Body string
+}
+
+// Request is what one HTTP request shares across all its evaluations: the
+// sharedExecutionContext and the runtimes of its bundle set, by bundle id,
+// which runOnOtherBundle calls into.
+type Request struct {
+	Shared   *SharedContext
+	Runtimes map[string]Runtime
+}
+
+// NewRequest returns a Request over the given runtimes with an empty shared context.
+func NewRequest(runtimes map[string]Runtime) *Request {
+	return &Request{Shared: NewSharedContext(), Runtimes: runtimes}
+}
+
+// ErrorKind classifies a failed render for the answer and for metrics.
+type ErrorKind int
+
+const (
+	// KindJS is a thrown error, a rejected promise or a syntax error.
+	KindJS ErrorKind = iota
+	// KindNilResult is a falsy completion value.
+	KindNilResult
+	// KindTimeout is a render interrupted at its deadline.
+	KindTimeout
+	// KindUnsupported is a result gorender cannot answer yet.
+	KindUnsupported
+	// KindCanceled is a render stopped because its request went away.
+	KindCanceled
+)
+
+// String returns the kind's metric label.
+func (k ErrorKind) String() string {
+	switch k {
+	case KindJS:
+		return "js_error"
+	case KindNilResult:
+		return "nil_result"
+	case KindTimeout:
+		return "timeout"
+	case KindUnsupported:
+		return "unsupported"
+	case KindCanceled:
+		return "canceled"
+	}
+	return "unknown"
+}
+
+// RenderError is a render that failed in JavaScript; Text is the answer's body.
+type RenderError struct {
+	Kind ErrorKind
+	Text string
+}
+
+func (e *RenderError) Error() string { return e.Text }
+
+// ErrInterrupted is the reason given to an engine's interrupt when a
+// render's context ends.
+var ErrInterrupted = errors.New("render interrupted")
+
+// interruptedError is the error of a render stopped because ctx ended:
+// a timeout when its deadline passed, else a cancellation.
+func interruptedError(ctx context.Context, started time.Time) *RenderError {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &RenderError{Kind: KindCanceled, Text: "Render canceled: the request went away."}
+	}
+	limit := time.Since(started)
+	if d, ok := ctx.Deadline(); ok {
+		limit = d.Sub(started)
+	}
+	return &RenderError{Kind: KindTimeout, Text: fmt.Sprintf(
+		"Render timed out after %s: the rendering request was interrupted and its JavaScript runtime replaced.",
+		limit.Round(time.Millisecond))}
+}

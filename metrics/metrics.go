@@ -1,0 +1,147 @@
+// Package metrics owns gorender's Prometheus registry and every collector,
+// all named gorender_*. Other packages call its small typed methods; none
+// registers collectors of its own.
+package metrics
+
+import (
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics is the registry and its collectors.
+type Metrics struct {
+	registry *prometheus.Registry
+
+	requests        *prometheus.CounterVec
+	renderDuration  *prometheus.HistogramVec
+	queueWait       prometheus.Histogram
+	runtimesTotal   *prometheus.GaugeVec
+	runtimesBusy    *prometheus.GaugeVec
+	runtimeReplaced *prometheus.CounterVec
+	bundlesLoaded   prometheus.Gauge
+	bundleUploads   *prometheus.CounterVec
+	bundleMissing   prometheus.Counter
+	gemVersions     *prometheus.CounterVec
+
+	gemMu   sync.Mutex
+	gemSeen map[string]struct{}
+}
+
+// New registers every collector on a fresh registry.
+func New(version, engine string) *Metrics {
+	reg := prometheus.NewRegistry()
+	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	m := &Metrics{registry: reg, gemSeen: make(map[string]struct{})}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gorender_http_requests_total", Help: "HTTP requests by route and status code.",
+	}, []string{"route", "code"})
+	m.renderDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "gorender_render_duration_seconds", Help: "Render duration by outcome, from body decoded to answer ready.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"outcome"})
+	m.queueWait = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "gorender_queue_wait_seconds", Help: "Time a render waited for free runtimes.",
+		Buckets: []float64{.0001, .001, .005, .01, .05, .1, .5, 1, 5},
+	})
+	m.runtimesTotal = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gorender_runtimes", Help: "JavaScript runtimes alive, per bundle.",
+	}, []string{"bundle"})
+	m.runtimesBusy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gorender_runtimes_busy", Help: "JavaScript runtimes leased to a request, per bundle.",
+	}, []string{"bundle"})
+	m.runtimeReplaced = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gorender_runtime_replacements_total", Help: "Runtimes retired and replaced, by reason.",
+	}, []string{"reason"})
+	m.bundlesLoaded = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gorender_bundles_loaded", Help: "Bundles compiled and loaded in runtime pools.",
+	})
+	m.bundleUploads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gorender_bundle_uploads_total", Help: "Bundles received, by result (stored or existing).",
+	}, []string{"result"})
+	m.bundleMissing = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gorender_bundle_missing_total", Help: "Renders answered 410 because a bundle was not in the cache.",
+	})
+	m.gemVersions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gorender_gem_version_requests_total", Help: "Authenticated requests by Rails gem version (bounded set).",
+	}, []string{"gem_version"})
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gorender_build_info", Help: "Build information; always 1.",
+	}, []string{"version", "goversion", "engine"})
+	build.WithLabelValues(version, runtime.Version(), engine).Set(1)
+	for _, c := range []prometheus.Collector{
+		m.requests, m.renderDuration, m.queueWait, m.runtimesTotal, m.runtimesBusy, m.runtimeReplaced,
+		m.bundlesLoaded, m.bundleUploads, m.bundleMissing, m.gemVersions, build,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		f(c)
+	}
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// Request counts one HTTP request.
+func (m *Metrics) Request(route string, code int) {
+	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+}
+
+// Render observes one render's duration by outcome.
+func (m *Metrics) Render(outcome string, d time.Duration) {
+	m.renderDuration.WithLabelValues(outcome).Observe(d.Seconds())
+}
+
+// QueueWait observes the wait for free runtimes.
+func (m *Metrics) QueueWait(d time.Duration) { m.queueWait.Observe(d.Seconds()) }
+
+// RuntimeBusy moves the busy gauge of a bundle.
+func (m *Metrics) RuntimeBusy(bundle string, delta int) {
+	m.runtimesBusy.WithLabelValues(bundle).Add(float64(delta))
+}
+
+// RuntimeTotal moves the alive gauge of a bundle.
+func (m *Metrics) RuntimeTotal(bundle string, delta int) {
+	m.runtimesTotal.WithLabelValues(bundle).Add(float64(delta))
+}
+
+// RuntimeReplaced counts a retired runtime.
+func (m *Metrics) RuntimeReplaced(reason string) { m.runtimeReplaced.WithLabelValues(reason).Inc() }
+
+// BundlesLoaded sets the number of loaded bundles.
+func (m *Metrics) BundlesLoaded(n int) { m.bundlesLoaded.Set(float64(n)) }
+
+// BundleUpload counts a received bundle by result ("stored" or "existing").
+func (m *Metrics) BundleUpload(result string) { m.bundleUploads.WithLabelValues(result).Inc() }
+
+// BundleMissing counts a 410.
+func (m *Metrics) BundleMissing() { m.bundleMissing.Inc() }
+
+// maxGemVersions bounds the gem_version label set; later versions count as "other".
+const maxGemVersions = 20
+
+// GemVersion counts a request from a gem version and reports whether the
+// version is new to this process, so the caller can log it once.
+func (m *Metrics) GemVersion(v string) (first bool) {
+	m.gemMu.Lock()
+	_, seen := m.gemSeen[v]
+	label := v
+	switch {
+	case seen:
+	case len(m.gemSeen) < maxGemVersions:
+		m.gemSeen[v] = struct{}{}
+	default:
+		label = "other"
+	}
+	m.gemMu.Unlock()
+	m.gemVersions.WithLabelValues(label).Inc()
+	return !seen && label == v
+}

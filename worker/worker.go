@@ -1,0 +1,281 @@
+// Package worker runs renders on pools of JavaScript runtimes: one pool per
+// loaded bundle, each bundle compiled once and loaded by up to N runtimes.
+// It owns scheduling (a bounded wait for a free runtime), deadlines,
+// replacing broken runtimes and the LRU of loaded bundles.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+// ErrQueueTimeout is a render that waited longer than the queue timeout for
+// a free runtime.
+var ErrQueueTimeout = errors.New("no JavaScript runtime became free in time")
+
+// TooManyBundlesError is a request whose bundle set is larger than the
+// number of bundles the pools may keep loaded.
+type TooManyBundlesError struct{ Max int }
+
+func (e *TooManyBundlesError) Error() string {
+	return fmt.Sprintf("Too many bundles uploaded. The maximum allowed is %d.", e.Max)
+}
+
+// LoadError is a bundle that failed to compile or evaluate.
+type LoadError struct {
+	ID  string
+	Err error
+}
+
+func (e *LoadError) Error() string { return fmt.Sprintf("bundle %s failed to load: %v", e.ID, e.Err) }
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Source gives the pools a bundle's JavaScript.
+type Source interface {
+	ReadBundle(id string) ([]byte, error)
+}
+
+// Observer is told what the pools do, for metrics. Every method must be cheap
+// and safe for concurrent use.
+type Observer interface {
+	QueueWait(d time.Duration)
+	RuntimeBusy(bundleID string, delta int)
+	RuntimeTotal(bundleID string, delta int)
+	RuntimeReplaced(reason string)
+	BundlesLoaded(n int)
+}
+
+// Config configures the pools.
+type Config struct {
+	Engine            jsvm.Engine
+	Source            Source
+	RuntimesPerBundle int           // renders in parallel per bundle
+	MaxBundles        int           // bundles kept loaded (LRU)
+	QueueTimeout      time.Duration // wait for a free runtime
+	RenderTimeout     time.Duration // deadline of one evaluation
+	DrainTimeout      time.Duration // how long an evicted bundle's renders may finish
+	Logger            *slog.Logger
+	Observer          Observer
+}
+
+// Pools holds one pool per loaded bundle.
+type Pools struct {
+	cfg Config
+
+	mu      sync.Mutex
+	pools   map[string]*pool
+	loading map[string]*loadCall
+	lru     []string // least recently used first
+}
+
+type loadCall struct {
+	done chan struct{}
+	pool *pool
+	err  error
+}
+
+// New returns empty pools.
+func New(cfg Config) *Pools {
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
+	return &Pools{cfg: cfg, pools: make(map[string]*pool), loading: make(map[string]*loadCall)}
+}
+
+// Loaded returns the number of bundles loaded.
+func (p *Pools) Loaded() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.pools)
+}
+
+// IsLoaded reports whether bundle id is loaded.
+func (p *Pools) IsLoaded(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.pools[id]
+	return ok
+}
+
+// Render evaluates code on the runtime of bundle entry, with a runtime of
+// every dependency bundle leased for runOnOtherBundle.
+func (p *Pools) Render(ctx context.Context, entry string, deps []string, code string) (jsvm.Result, error) {
+	ids := bundleSet(entry, deps)
+	if len(ids) > p.cfg.MaxBundles {
+		return jsvm.Result{}, &TooManyBundlesError{Max: p.cfg.MaxBundles}
+	}
+	lease, err := p.acquire(ctx, ids)
+	if err != nil {
+		return jsvm.Result{}, err
+	}
+	defer lease.release()
+	renderCtx, cancel := context.WithTimeout(ctx, p.cfg.RenderTimeout)
+	defer cancel()
+	return lease.runtimes[entry].Eval(renderCtx, code, jsvm.NewRequest(lease.runtimes))
+}
+
+// Preload loads bundle id if it is not loaded yet.
+func (p *Pools) Preload(ctx context.Context, id string) error {
+	_, err := p.pool(ctx, id)
+	return err
+}
+
+// bundleSet is the sorted unique ids of entry and deps: acquiring runtimes
+// in one global order is what keeps two requests from deadlocking.
+func bundleSet(entry string, deps []string) []string {
+	ids := append([]string{entry}, deps...)
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// lease is the runtimes one request holds, by bundle id.
+type lease struct {
+	runtimes map[string]jsvm.Runtime
+	pools    map[string]*pool
+}
+
+func (l *lease) release() {
+	for id, rt := range l.runtimes {
+		l.pools[id].release(rt)
+	}
+}
+
+// acquire leases one runtime of every bundle of ids, in order, within the
+// queue timeout.
+func (p *Pools) acquire(ctx context.Context, ids []string) (*lease, error) {
+	waitCtx, cancel := context.WithTimeout(ctx, p.cfg.QueueTimeout)
+	defer cancel()
+	started := time.Now()
+	l := &lease{runtimes: make(map[string]jsvm.Runtime, len(ids)), pools: make(map[string]*pool, len(ids))}
+	for _, id := range ids {
+		pl, err := p.pool(ctx, id)
+		if err != nil {
+			l.release()
+			return nil, err
+		}
+		rt, err := pl.acquire(waitCtx)
+		if err != nil {
+			l.release()
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				return nil, ErrQueueTimeout
+			}
+			return nil, err
+		}
+		l.runtimes[id] = rt
+		l.pools[id] = pl
+	}
+	p.cfg.Observer.QueueWait(time.Since(started))
+	return l, nil
+}
+
+// pool returns the loaded pool of id, loading it once if needed, and marks
+// it most recently used.
+func (p *Pools) pool(ctx context.Context, id string) (*pool, error) {
+	p.mu.Lock()
+	if pl, ok := p.pools[id]; ok {
+		p.touchLocked(id)
+		p.mu.Unlock()
+		return pl, nil
+	}
+	call, inFlight := p.loading[id]
+	if !inFlight {
+		call = &loadCall{done: make(chan struct{})}
+		p.loading[id] = call
+	}
+	p.mu.Unlock()
+
+	if !inFlight {
+		// The load outlives any one request: other requests may wait on it.
+		call.pool, call.err = p.load(context.WithoutCancel(ctx), id)
+		p.mu.Lock()
+		delete(p.loading, id)
+		if call.err == nil {
+			p.pools[id] = call.pool
+			p.touchLocked(id)
+			p.evictLocked()
+			p.cfg.Observer.BundlesLoaded(len(p.pools))
+		}
+		p.mu.Unlock()
+		close(call.done)
+	}
+	select {
+	case <-call.done:
+		return call.pool, call.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// load reads and compiles bundle id and starts its pool with one runtime, so
+// that a bundle that fails to evaluate fails here, once.
+func (p *Pools) load(ctx context.Context, id string) (*pool, error) {
+	started := time.Now()
+	src, err := p.cfg.Source.ReadBundle(id)
+	if err != nil {
+		return nil, fmt.Errorf("read bundle %s: %w", id, err)
+	}
+	prg, err := p.cfg.Engine.Compile(id, string(src))
+	if err != nil {
+		return nil, &LoadError{ID: id, Err: err}
+	}
+	pl := newPool(id, prg, p.cfg)
+	loadCtx, cancel := context.WithTimeout(ctx, p.cfg.RenderTimeout)
+	defer cancel()
+	rt, err := pl.newRuntime(loadCtx)
+	if err != nil {
+		return nil, &LoadError{ID: id, Err: err}
+	}
+	pl.mu.Lock()
+	pl.idle = append(pl.idle, rt)
+	pl.mu.Unlock()
+	p.cfg.Logger.Info("bundle loaded", "bundle", id, "bytes", len(src), "duration", time.Since(started))
+	return pl, nil
+}
+
+func (p *Pools) touchLocked(id string) {
+	if i := slices.Index(p.lru, id); i >= 0 {
+		p.lru = slices.Delete(p.lru, i, i+1)
+	}
+	p.lru = append(p.lru, id)
+}
+
+// evictLocked drops least recently used bundles beyond MaxBundles; their
+// in-flight renders may finish within the drain timeout.
+func (p *Pools) evictLocked() {
+	for len(p.lru) > p.cfg.MaxBundles {
+		id := p.lru[0]
+		p.lru = p.lru[1:]
+		pl := p.pools[id]
+		delete(p.pools, id)
+		p.cfg.Logger.Info("bundle evicted", "bundle", id, "max_bundles", p.cfg.MaxBundles)
+		go pl.drain(p.cfg.DrainTimeout)
+	}
+}
+
+// Close retires every pool at once: idle runtimes are closed and busy ones
+// are interrupted.
+func (p *Pools) Close() {
+	p.mu.Lock()
+	pools := p.pools
+	p.pools = make(map[string]*pool)
+	p.lru = nil
+	p.mu.Unlock()
+	for _, pl := range pools {
+		pl.drain(0)
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) QueueWait(time.Duration)  {}
+func (nopObserver) RuntimeBusy(string, int)  {}
+func (nopObserver) RuntimeTotal(string, int) {}
+func (nopObserver) RuntimeReplaced(string)   {}
+func (nopObserver) BundlesLoaded(int)        {}

@@ -1,0 +1,181 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+type mapSource struct {
+	mu    sync.Mutex
+	src   map[string]string
+	reads atomic.Int32
+}
+
+func (m *mapSource) ReadBundle(id string) ([]byte, error) {
+	m.reads.Add(1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.src[id]
+	if !ok {
+		return nil, fmt.Errorf("no bundle %s", id)
+	}
+	return []byte(s), nil
+}
+
+func newPools(t *testing.T, src map[string]string, mutate func(*Config)) (*Pools, *mapSource) {
+	t.Helper()
+	engine, err := jsvm.NewEngine("goja", jsvm.Options{StubTimers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	source := &mapSource{src: src}
+	cfg := Config{
+		Engine: engine, Source: source, RuntimesPerBundle: 2, MaxBundles: 4,
+		QueueTimeout: time.Second, RenderTimeout: 5 * time.Second, DrainTimeout: time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	p := New(cfg)
+	t.Cleanup(p.Close)
+	return p, source
+}
+
+const app = `var n = 0; function render(x) { n++; return 'app:' + x; }`
+
+func TestRenderCompilesOnceAndRunsConcurrently(t *testing.T) {
+	p, source := newPools(t, map[string]string{"app": app}, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			res, err := p.Render(context.Background(), "app", nil, fmt.Sprintf("render(%d)", i))
+			if err != nil {
+				errs <- err
+				return
+			}
+			if want := fmt.Sprintf("app:%d", i); res.Body != want {
+				errs <- fmt.Errorf("got %q want %q", res.Body, want)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := source.reads.Load(); n != 1 {
+		t.Fatalf("bundle read %d times, want once", n)
+	}
+	if p.Loaded() != 1 {
+		t.Fatalf("loaded = %d", p.Loaded())
+	}
+}
+
+func TestQueueTimeout(t *testing.T) {
+	p, _ := newPools(t, map[string]string{"app": app}, func(c *Config) {
+		c.RuntimesPerBundle = 1
+		c.QueueTimeout = 100 * time.Millisecond
+	})
+	release := make(chan struct{})
+	go func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() { <-release; cancel() }()
+		_, _ = p.Render(ctx, "app", nil, "while(true){}")
+	}()
+	time.Sleep(300 * time.Millisecond) // the loop holds the only runtime
+	_, err := p.Render(context.Background(), "app", nil, "render(1)")
+	if !errors.Is(err, ErrQueueTimeout) {
+		t.Fatalf("err = %v, want ErrQueueTimeout", err)
+	}
+	close(release)
+	// The canceled runaway's runtime is replaced and the pool serves again.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := p.Render(context.Background(), "app", nil, "render(2)")
+		if err == nil {
+			if res.Body != "app:2" {
+				t.Fatalf("got %q", res.Body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pool did not recover: %v", err)
+		}
+	}
+}
+
+func TestTimeoutReplacesRuntime(t *testing.T) {
+	p, _ := newPools(t, map[string]string{"app": app}, func(c *Config) {
+		c.RuntimesPerBundle = 1
+		c.RenderTimeout = 200 * time.Millisecond
+	})
+	if _, err := p.Render(context.Background(), "app", nil, "render(0)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.Render(context.Background(), "app", nil, "while(true){}")
+	var re *jsvm.RenderError
+	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout {
+		t.Fatalf("err = %v", err)
+	}
+	// Fresh runtime: module state starts over.
+	res, err := p.Render(context.Background(), "app", nil, "String(n)")
+	if err != nil || res.Body != "0" {
+		t.Fatalf("after replacement: %q %v", res.Body, err)
+	}
+}
+
+func TestBundleSetAndLRU(t *testing.T) {
+	src := map[string]string{}
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		src[id] = fmt.Sprintf("var tag = %q;", id)
+	}
+	p, source := newPools(t, src, func(c *Config) { c.MaxBundles = 2 })
+	res, err := p.Render(context.Background(), "a", []string{"b", "a"}, "tag + runOnOtherBundle('b', 'tag')")
+	if err != nil || res.Body != "ab" {
+		t.Fatalf("set render: %q %v", res.Body, err)
+	}
+	_, err = p.Render(context.Background(), "a", []string{"b", "c"}, "tag")
+	var tooMany *TooManyBundlesError
+	if !errors.As(err, &tooMany) || err.Error() != "Too many bundles uploaded. The maximum allowed is 2." {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := p.Render(context.Background(), "c", nil, "tag"); err != nil {
+		t.Fatal(err)
+	}
+	if p.Loaded() != 2 || p.IsLoaded("a") || !p.IsLoaded("b") || !p.IsLoaded("c") {
+		t.Fatalf("LRU kept the wrong bundles: a=%v b=%v c=%v", p.IsLoaded("a"), p.IsLoaded("b"), p.IsLoaded("c"))
+	}
+	before := source.reads.Load()
+	if res, err := p.Render(context.Background(), "a", nil, "tag"); err != nil || res.Body != "a" {
+		t.Fatalf("reload: %q %v", res.Body, err)
+	}
+	if source.reads.Load() != before+1 {
+		t.Fatal("evicted bundle was not reloaded")
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	p, _ := newPools(t, map[string]string{"syntax": "function (", "throws": "throw new Error('bad init')"}, nil)
+	for id, want := range map[string]string{"syntax": "SyntaxError", "throws": "bad init", "missing": "no bundle missing"} {
+		_, err := p.Render(context.Background(), id, nil, "1")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want containing %q", id, err, want)
+		}
+	}
+	if p.Loaded() != 0 {
+		t.Fatalf("failed bundles stayed loaded: %d", p.Loaded())
+	}
+}

@@ -1,0 +1,654 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+	"unsafe"
+
+	"github.com/bytedance/sonic/ast"
+	"github.com/bytedance/sonic/encoder"
+
+	"github.com/gorender/gorender/auth"
+)
+
+// Media types of the four body encodings of PROTOCOL.md §3.1.
+const (
+	// MediaTypeRawJS is the raw JavaScript render request, compared
+	// case-sensitively.
+	MediaTypeRawJS = "application/vnd.react-on-rails.render-request+javascript"
+	// MediaTypeJSON is a JSON object of fields.
+	MediaTypeJSON = "application/json"
+	// MediaTypeForm is a URL-encoded form of fields.
+	MediaTypeForm = "application/x-www-form-urlencoded"
+	// MediaTypeMultipart is a multipart form of text and file parts.
+	MediaTypeMultipart = "multipart/form-data"
+)
+
+// Default limits of PROTOCOL.md §12, used for the zero DecodeOptions fields.
+const (
+	// DefaultMaxBodyBytes is the largest accepted request body.
+	DefaultMaxBodyBytes = 100 << 20
+	// DefaultMaxFieldBytes is the largest accepted non-file multipart field.
+	DefaultMaxFieldBytes = 10 << 20
+	// DefaultMaxParts is the largest accepted number of multipart parts.
+	DefaultMaxParts = 1000
+)
+
+// maxJSONDepth bounds the nesting of a JSON body, so that a hostile body
+// cannot exhaust the stack.
+const maxJSONDepth = 512
+
+// Header names of the raw JS encoding's metadata (PROTOCOL.md §3.1).
+const (
+	headerProtocolVersion  = "X-React-On-Rails-Pro-Protocol-Version"
+	headerGemVersion       = "X-React-On-Rails-Pro-Gem-Version"
+	headerRailsEnv         = "X-React-On-Rails-Pro-Rails-Env"
+	headerDependencyBundle = "X-React-On-Rails-Pro-Dependency-Bundle-Timestamps"
+	headerRSCObservability = "X-React-On-Rails-Pro-Rsc-Stream-Observability"
+)
+
+// Stager receives uploaded file parts: the bundles cache implements it with a
+// per-request staging directory.
+type Stager interface {
+	// Stage streams r into a new file in the request's staging directory and
+	// returns its path and size.
+	Stage(r io.Reader) (path string, size int64, err error)
+}
+
+// DecodeOptions are the limits and hooks of DecodeBody. A zero limit means
+// its default.
+type DecodeOptions struct {
+	// MaxBodyBytes is the largest body (default 100 MiB); larger → 413.
+	MaxBodyBytes int64
+	// MaxFieldBytes is the largest non-file multipart part (default 10 MiB);
+	// larger → 413. Form and JSON values are bounded by MaxBodyBytes only.
+	MaxFieldBytes int64
+	// MaxParts is the largest number of multipart parts (default 1000);
+	// more → 413.
+	MaxParts int
+	// Stage is called once, at the first file part, after BeforeFirstFile
+	// passed. Nil means that file parts are a 400.
+	Stage func() (Stager, error)
+	// BeforeFirstFile is the auth gate of PROTOCOL.md §6.1: it runs on the
+	// fields seen so far before the first file part is staged; an error
+	// stops decoding before anything touches the disk. Nil = no gate.
+	BeforeFirstFile func(*Fields) *HTTPError
+	// BeforeBody, when set, runs for a raw JS request on the fields read from
+	// its headers (renderingRequest named but not yet read), before the body
+	// is read: an error is returned without buffering the body. Nil = no gate.
+	BeforeBody func(*Fields) *HTTPError
+}
+
+// withDefaults fills the zero limits.
+func (o DecodeOptions) withDefaults() DecodeOptions {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxFieldBytes <= 0 {
+		o.MaxFieldBytes = DefaultMaxFieldBytes
+	}
+	if o.MaxParts <= 0 {
+		o.MaxParts = DefaultMaxParts
+	}
+	return o
+}
+
+// DecodeBody decodes the request body into Fields, whatever its encoding
+// (PROTOCOL.md §3.1): raw JS, JSON, form or multipart, by Content-Type.
+// It answers 415 for another or a missing Content-Type, 413 over the limits
+// and 400 for a malformed body. It neither closes nor drains the body on
+// error: the caller drains it before answering. On error, files already
+// staged stay in the Stager for the caller to remove.
+func DecodeBody(w http.ResponseWriter, r *http.Request, opts DecodeOptions) (*Fields, *HTTPError) {
+	opts = opts.withDefaults()
+	contentType := r.Header.Get("Content-Type")
+	kind, herr := bodyKind(contentType)
+	if herr != nil {
+		return nil, herr
+	}
+	if r.ContentLength > opts.MaxBodyBytes {
+		return nil, bodyTooLarge(opts.MaxBodyBytes, nil)
+	}
+	src := r.Body
+	if src == nil {
+		src = http.NoBody
+	}
+	body := http.MaxBytesReader(w, src, opts.MaxBodyBytes)
+	switch kind {
+	case MediaTypeRawJS:
+		return decodeRawJS(r, body, opts)
+	case MediaTypeJSON:
+		data, herr := readBody(body, r.ContentLength, opts.MaxBodyBytes)
+		if herr != nil {
+			return nil, herr
+		}
+		return DecodeJSONObject(data)
+	case MediaTypeForm:
+		data, herr := readBody(body, r.ContentLength, opts.MaxBodyBytes)
+		if herr != nil {
+			return nil, herr
+		}
+		return decodeForm(data)
+	default:
+		return decodeMultipart(contentType, body, opts)
+	}
+}
+
+// bodyKind returns the media type constant for a Content-Type header, or the
+// 415 for an unsupported one. Parameters after ";" are ignored; the raw JS
+// type is compared case-sensitively, the others case-insensitively.
+func bodyKind(contentType string) (string, *HTTPError) {
+	const expected = "Expected one of " + MediaTypeRawJS + ", " + MediaTypeJSON + ", " +
+		MediaTypeForm + ", " + MediaTypeMultipart + "."
+	base, _, _ := strings.Cut(contentType, ";")
+	base = strings.TrimSpace(base)
+	if base == MediaTypeRawJS {
+		return MediaTypeRawJS, nil
+	}
+	for _, kind := range []string{MediaTypeJSON, MediaTypeForm, MediaTypeMultipart} {
+		if strings.EqualFold(base, kind) {
+			return kind, nil
+		}
+	}
+	body := fmt.Sprintf("Unsupported Content-Type %q. %s", base, expected)
+	switch {
+	case base == "":
+		body = "Missing Content-Type header. " + expected
+	case strings.EqualFold(base, MediaTypeRawJS):
+		body += " The raw render request media type is case-sensitive."
+	}
+	return "", &HTTPError{Status: http.StatusUnsupportedMediaType, Body: body}
+}
+
+// bodyTooLarge returns the 413 for a body over limit.
+func bodyTooLarge(limit int64, cause error) *HTTPError {
+	return &HTTPError{
+		Status: http.StatusRequestEntityTooLarge,
+		Body:   fmt.Sprintf("Request body is larger than the limit of %d bytes.", limit),
+		Cause:  cause,
+	}
+}
+
+// readError maps an error reading the body: 413 over the limit, else 400.
+func readError(what string, err error) *HTTPError {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return bodyTooLarge(tooLarge.Limit, err)
+	}
+	herr := badRequest("Invalid %s: %s.", what, err)
+	herr.Cause = fmt.Errorf("read %s: %w", what, err)
+	return herr
+}
+
+// readBody reads a whole (size-limited) body, preallocating from a trusted
+// Content-Length.
+func readBody(body io.Reader, contentLength, limit int64) ([]byte, *HTTPError) {
+	var buf bytes.Buffer
+	if contentLength > 0 && contentLength <= limit {
+		buf.Grow(int(contentLength))
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
+		return nil, readError("request body", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeRawJS decodes a raw JS render request: metadata from the headers,
+// renderingRequest = the body verbatim.
+func decodeRawJS(r *http.Request, body io.Reader, opts DecodeOptions) (*Fields, *HTTPError) {
+	f := &Fields{}
+	headerFields := []struct{ header, name string }{
+		{headerProtocolVersion, "protocolVersion"},
+		{headerGemVersion, "gemVersion"},
+		{headerRailsEnv, "railsEnv"},
+		{headerRSCObservability, "rscStreamObservability"},
+	}
+	for _, h := range headerFields {
+		if values := r.Header.Values(h.header); len(values) > 0 {
+			f.set(h.name, values[0])
+		}
+	}
+	if values := r.Header.Values(headerDependencyBundle); len(values) > 0 {
+		ids, err := parseDependencyHeader(values[0])
+		if err != nil {
+			f.setError("dependencyBundleTimestamps", badRequest("Invalid dependency bundle timestamps header: %s", err))
+		} else {
+			f.set("dependencyBundleTimestamps", ids)
+		}
+	}
+	if values := r.Header.Values("Authorization"); len(values) > 0 {
+		if password, ok := bearerToken(values[0]); ok {
+			f.set("password", password)
+		} else {
+			f.setError("password", badRequest("Invalid Authorization header for raw render request."))
+		}
+	}
+	// The body is the renderingRequest: name it now, so that an early 412
+	// lists the same fields as a late one.
+	f.slot("renderingRequest")
+	f.metadataComplete = true
+	if opts.BeforeBody != nil {
+		if herr := opts.BeforeBody(f); herr != nil {
+			return nil, herr
+		}
+	}
+	var sb strings.Builder
+	if r.ContentLength > 0 && r.ContentLength <= opts.MaxBodyBytes {
+		sb.Grow(int(r.ContentLength))
+	}
+	if _, err := io.Copy(&sb, body); err != nil {
+		return nil, readError("raw render request body", err)
+	}
+	f.set("renderingRequest", sb.String())
+	return f, nil
+}
+
+// parseDependencyHeader parses the dependency bundle header: a JSON array of
+// strings. It returns the array as []any, as a JSON body would give it.
+func parseDependencyHeader(value string) ([]any, error) {
+	v, err := parseJSONValue([]byte(value))
+	if err != nil {
+		return nil, err
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("expected a JSON array of strings")
+	}
+	for _, item := range list {
+		if _, ok := item.(string); !ok {
+			return nil, errors.New("expected a JSON array of strings")
+		}
+	}
+	return list, nil
+}
+
+// bearerToken extracts the password from "Bearer <password>" (scheme
+// case-insensitive, as HTTP auth schemes are); ok is false for another scheme.
+func bearerToken(header string) (password string, ok bool) {
+	const scheme = "bearer"
+	if len(header) < len(scheme) || !strings.EqualFold(header[:len(scheme)], scheme) {
+		return "", false
+	}
+	rest := header[len(scheme):]
+	if rest == "" {
+		return "", true
+	}
+	if rest[0] != ' ' && rest[0] != '\t' {
+		return "", false
+	}
+	return strings.TrimLeft(rest, " \t"), true
+}
+
+// DecodeJSONObject decodes a JSON object (a JSON body, or the first NDJSON
+// line of an incremental render) into Fields, keeping the key order. It
+// answers 400 `Invalid JSON body: <reason>` when data is not a JSON object.
+func DecodeJSONObject(data []byte) (*Fields, *HTTPError) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, badRequest("Invalid JSON body: the body is empty.")
+	}
+	if pos, ok := validJSON(data); !ok {
+		return nil, badRequest("Invalid JSON body: %s.", syntaxError(data, pos))
+	}
+	b := &jsonBuilder{fields: &Fields{}}
+	// data is never modified after this point, so it may back the strings.
+	if err := ast.Preorder(unsafe.String(unsafe.SliceData(data), len(data)), b, nil); err != nil {
+		if errors.Is(err, errNotObject) || errors.Is(err, errTooDeep) {
+			return nil, badRequest("Invalid JSON body: %s.", err)
+		}
+		herr := badRequest("Invalid JSON body: malformed JSON.")
+		herr.Cause = fmt.Errorf("decode JSON body: %w", err)
+		return nil, herr
+	}
+	return b.fields, nil
+}
+
+// parseJSONValue parses one JSON value of any type.
+func parseJSONValue(data []byte) (any, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty value")
+	}
+	if pos, ok := validJSON(data); !ok {
+		return nil, errors.New(syntaxError(data, pos))
+	}
+	b := &jsonBuilder{anyRoot: true}
+	if err := ast.Preorder(string(data), b, nil); err != nil {
+		return nil, fmt.Errorf("decode JSON: %w", err)
+	}
+	return b.root, nil
+}
+
+// validJSON reports whether data is one valid JSON value (RFC 8259), else
+// the offset of the first offending byte. sonic's validator lets raw control
+// characters through inside strings, which JSON (and JSON.parse) forbids, so
+// those are checked here. Invalid UTF-8 is let through.
+func validJSON(data []byte) (pos int, ok bool) {
+	if ok, pos := encoder.Valid(data); !ok {
+		return pos, false
+	}
+	inString, escaped := false, false
+	for i, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case !inString:
+			inString = c == '"'
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			inString = false
+		case c < 0x20:
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+// syntaxError describes where data stops being valid JSON, without echoing it.
+func syntaxError(data []byte, pos int) string {
+	if pos < 0 || pos >= len(data) {
+		return "unexpected end of JSON input"
+	}
+	return fmt.Sprintf("syntax error at byte offset %d", pos)
+}
+
+var (
+	errNotObject = errors.New("expected a JSON object")
+	errTooDeep   = fmt.Errorf("nested deeper than %d levels", maxJSONDepth)
+)
+
+// jsonBuilder is an ast.Visitor that builds Go values; the top-level object's
+// members go, in order, into fields (or the whole value into root when
+// anyRoot is set).
+type jsonBuilder struct {
+	fields  *Fields
+	anyRoot bool
+	root    any
+	stack   []jsonFrame
+}
+
+// jsonFrame is an array or object under construction.
+type jsonFrame struct {
+	array  []any
+	object map[string]any
+	isObj  bool
+	key    string
+}
+
+// value stores a completed value into its parent.
+func (b *jsonBuilder) value(v any) error {
+	n := len(b.stack)
+	if n == 0 {
+		if !b.anyRoot {
+			return errNotObject
+		}
+		b.root = v
+		return nil
+	}
+	top := &b.stack[n-1]
+	switch {
+	case !top.isObj:
+		top.array = append(top.array, v)
+	case n == 1 && !b.anyRoot:
+		b.fields.set(top.key, v)
+	default:
+		top.object[top.key] = v
+	}
+	return nil
+}
+
+// push opens a container, bounding the depth.
+func (b *jsonBuilder) push(frame jsonFrame) error {
+	if len(b.stack) >= maxJSONDepth {
+		return errTooDeep
+	}
+	b.stack = append(b.stack, frame)
+	return nil
+}
+
+// pop closes the innermost container and stores it into its parent.
+func (b *jsonBuilder) pop() error {
+	n := len(b.stack)
+	top := b.stack[n-1]
+	b.stack = b.stack[:n-1]
+	if n == 1 && !b.anyRoot {
+		return nil // the top-level object's members are already in fields
+	}
+	if top.isObj {
+		return b.value(top.object)
+	}
+	if top.array == nil {
+		top.array = []any{}
+	}
+	return b.value(top.array)
+}
+
+// OnNull implements ast.Visitor.
+func (b *jsonBuilder) OnNull() error { return b.value(nil) }
+
+// OnBool implements ast.Visitor.
+func (b *jsonBuilder) OnBool(v bool) error { return b.value(v) }
+
+// OnString implements ast.Visitor.
+func (b *jsonBuilder) OnString(v string) error { return b.value(v) }
+
+// OnInt64 implements ast.Visitor.
+func (b *jsonBuilder) OnInt64(_ int64, n json.Number) error { return b.value(n) }
+
+// OnFloat64 implements ast.Visitor.
+func (b *jsonBuilder) OnFloat64(_ float64, n json.Number) error { return b.value(n) }
+
+// OnObjectBegin implements ast.Visitor.
+func (b *jsonBuilder) OnObjectBegin(int) error {
+	if len(b.stack) == 0 && !b.anyRoot {
+		return b.push(jsonFrame{isObj: true})
+	}
+	return b.push(jsonFrame{isObj: true, object: map[string]any{}})
+}
+
+// OnObjectKey implements ast.Visitor.
+func (b *jsonBuilder) OnObjectKey(key string) error {
+	b.stack[len(b.stack)-1].key = key
+	return nil
+}
+
+// OnObjectEnd implements ast.Visitor.
+func (b *jsonBuilder) OnObjectEnd() error { return b.pop() }
+
+// OnArrayBegin implements ast.Visitor.
+func (b *jsonBuilder) OnArrayBegin(int) error {
+	if len(b.stack) == 0 && !b.anyRoot {
+		return errNotObject
+	}
+	return b.push(jsonFrame{})
+}
+
+// OnArrayEnd implements ast.Visitor.
+func (b *jsonBuilder) OnArrayEnd() error { return b.pop() }
+
+// decodeForm decodes an application/x-www-form-urlencoded body, keeping the
+// order and the repetitions of its keys. Pairs without a name are skipped.
+func decodeForm(data []byte) (*Fields, *HTTPError) {
+	f := &Fields{}
+	rest := string(data)
+	for rest != "" {
+		var pair string
+		pair, rest, _ = strings.Cut(rest, "&")
+		if pair == "" {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			return nil, badRequest("Invalid form body: %s.", err)
+		}
+		value, err := url.QueryUnescape(rawValue)
+		if err != nil {
+			return nil, badRequest("Invalid form body: %s.", err)
+		}
+		if name != "" {
+			f.addString(name, value)
+		}
+	}
+	return f, nil
+}
+
+// decodeMultipart streams a multipart/form-data body: text parts into
+// Fields (each up to MaxFieldBytes), file parts through the Stager after the
+// BeforeFirstFile gate.
+func decodeMultipart(contentType string, body io.Reader, opts DecodeOptions) (*Fields, *HTTPError) {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return nil, badRequest("Invalid multipart body: invalid Content-Type header: %s.", err)
+	}
+	boundary := params["boundary"]
+	if boundary == "" {
+		return nil, badRequest("Invalid multipart body: the Content-Type header has no boundary.")
+	}
+	// src remembers a failure of the body itself (over the limit, client
+	// gone), which mime/multipart may report as a malformed part instead.
+	src := &trackingReader{r: body}
+	mr := multipart.NewReader(src, boundary)
+	f := &Fields{}
+	var stager Stager
+	gated := false
+	for parts := 1; ; parts++ {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) && src.err == nil {
+			if parts == 1 {
+				return nil, badRequest("Invalid multipart body: no parts found (check the boundary).")
+			}
+			return f, nil
+		}
+		if err != nil {
+			return nil, multipartError(src, err)
+		}
+		if parts > opts.MaxParts {
+			return nil, &HTTPError{
+				Status: http.StatusRequestEntityTooLarge,
+				Body:   fmt.Sprintf("Too many multipart parts: the limit is %d.", opts.MaxParts),
+			}
+		}
+		disposition, dparams, err := mime.ParseMediaType(part.Header.Get("Content-Disposition"))
+		if err != nil {
+			return nil, badRequest("Invalid multipart body: part %d has an invalid Content-Disposition header.", parts)
+		}
+		name := dparams["name"]
+		if disposition != "form-data" || name == "" {
+			continue // like mime/multipart's ReadForm: not a form field
+		}
+		filename, isFile := dparams["filename"]
+		if !isFile {
+			value, herr := readTextPart(part, name, opts.MaxFieldBytes)
+			if herr != nil {
+				return nil, multipartError(src, herr)
+			}
+			f.addString(name, value)
+			continue
+		}
+		if !gated {
+			if opts.BeforeFirstFile != nil {
+				if herr := opts.BeforeFirstFile(f); herr != nil {
+					return nil, herr
+				}
+			}
+			gated = true
+		}
+		if opts.Stage == nil {
+			return nil, badRequest("Unexpected file part %q: this endpoint accepts no file uploads.", safeName(name))
+		}
+		if stager == nil {
+			if stager, err = opts.Stage(); err != nil {
+				return nil, storeError(fmt.Errorf("open staging for part %q: %w", name, err))
+			}
+		}
+		staged, herr := stageFile(stager, part, name, filename)
+		if herr != nil {
+			return nil, multipartError(src, herr)
+		}
+		f.Files = append(f.Files, staged)
+	}
+}
+
+// multipartError returns the answer for an error while reading a multipart
+// body: the body's own failure when there was one, else err.
+func multipartError(src *trackingReader, err error) *HTTPError {
+	if src.err != nil {
+		return readError("multipart body", src.err)
+	}
+	var herr *HTTPError
+	if errors.As(err, &herr) {
+		return herr
+	}
+	return readError("multipart body", err)
+}
+
+// readTextPart reads a text part, up to limit bytes.
+func readTextPart(part io.Reader, name string, limit int64) (string, *HTTPError) {
+	var sb strings.Builder
+	n, err := io.Copy(&sb, io.LimitReader(part, limit+1))
+	if err != nil {
+		return "", readError("multipart body", err)
+	}
+	if n > limit {
+		return "", &HTTPError{
+			Status: http.StatusRequestEntityTooLarge,
+			Body:   fmt.Sprintf("Multipart field %q is larger than the limit of %d bytes.", safeName(name), limit),
+		}
+	}
+	return sb.String(), nil
+}
+
+// stageFile streams one file part to the stager. A failure to read the body
+// is the client's (400/413); a failure to write is the server's (500).
+func stageFile(stager Stager, part io.Reader, name, filename string) (StagedFile, *HTTPError) {
+	src := &trackingReader{r: part}
+	path, size, err := stager.Stage(src)
+	if src.err != nil {
+		return StagedFile{}, readError("multipart body", src.err)
+	}
+	if err != nil {
+		return StagedFile{}, storeError(fmt.Errorf("stage part %q: %w", name, err))
+	}
+	return StagedFile{Field: name, Filename: filename, Path: path, Size: size}, nil
+}
+
+// storeError returns the 500 for a failure to stage an upload.
+func storeError(cause error) *HTTPError {
+	return &HTTPError{
+		Status: http.StatusInternalServerError,
+		Body:   "Failed to store the uploaded file.",
+		Cause:  cause,
+	}
+}
+
+// safeName returns name, or a placeholder when it is sensitive.
+func safeName(name string) string {
+	if auth.IsSensitiveName(name) {
+		return "(redacted)"
+	}
+	return name
+}
+
+// trackingReader remembers the first read error other than io.EOF, so that
+// a Stager's failure can be attributed to the body or to the disk.
+type trackingReader struct {
+	r   io.Reader
+	err error
+}
+
+// Read implements io.Reader.
+func (t *trackingReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && t.err == nil {
+		t.err = err
+	}
+	return n, err
+}

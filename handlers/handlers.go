@@ -1,0 +1,103 @@
+// Package handlers serves the renderer's HTTP endpoints (PROTOCOL.md §2–§9):
+// decoding the four body encodings into one request, the prechecks, and
+// every answer's status, headers and body.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gorender/gorender/auth"
+	"github.com/gorender/gorender/bundles"
+	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/metrics"
+)
+
+// Renderer runs renders; worker.Pools implements it.
+type Renderer interface {
+	Render(ctx context.Context, entry string, deps []string, code string) (jsvm.Result, error)
+}
+
+// Readiness tells /ready whether gorender can serve renders.
+type Readiness interface {
+	// Ready returns true when ready, else the status word to report.
+	Ready() (ready bool, status string)
+}
+
+// Deps is what the handlers need.
+type Deps struct {
+	Cache           *bundles.Cache
+	Renderer        Renderer
+	Readiness       Readiness
+	Password        auth.Password
+	RendererVersion string
+	Engine          string
+	Metrics         *metrics.Metrics
+	Logger          *slog.Logger
+	Limits          DecodeOptions // only the limits are used
+}
+
+// Handlers holds the endpoints.
+type Handlers struct {
+	Deps
+}
+
+// New returns the endpoints over deps.
+func New(deps Deps) *Handlers {
+	return &Handlers{Deps: deps}
+}
+
+// decodeOptions returns the decoder's options for one request.
+func (h *Handlers) decodeOptions(staging *lazyStaging, checkProtocol bool) DecodeOptions {
+	opts := h.Limits
+	opts.Stage = staging.get
+	gate := EarlyPrecheck(h.Password, h.RendererVersion, checkProtocol)
+	opts.BeforeFirstFile = gate
+	opts.BeforeBody = gate
+	return opts
+}
+
+// lazyStaging makes the request's staging directory at its first file part.
+type lazyStaging struct {
+	cache   *bundles.Cache
+	staging *bundles.Staging
+}
+
+func (l *lazyStaging) get() (Stager, error) {
+	if l.staging == nil {
+		s, err := l.cache.NewStaging()
+		if err != nil {
+			return nil, err
+		}
+		l.staging = s
+	}
+	return l.staging, nil
+}
+
+// remove deletes the staging directory, if one was made.
+func (l *lazyStaging) remove(logger *slog.Logger) {
+	if l.staging == nil {
+		return
+	}
+	if err := l.staging.Remove(); err != nil {
+		logger.Error("remove staging directory", "err", err)
+	}
+}
+
+// noteGemVersion logs each distinct gem version once and counts it.
+func (h *Handlers) noteGemVersion(f *Fields) {
+	v, _ := f.Text("gemVersion")
+	if v == "" {
+		v = "unknown"
+	}
+	if h.Metrics != nil && h.Metrics.GemVersion(v) {
+		h.Logger.Info("first request from gem version", "gem_version", v)
+	}
+}
+
+func (h *Handlers) observeRender(outcome string, started time.Time) {
+	if h.Metrics != nil {
+		h.Metrics.Render(outcome, time.Since(started))
+	}
+}

@@ -26,6 +26,7 @@ type Metrics struct {
 	runtimesBusy    *prometheus.GaugeVec
 	runtimeReplaced *prometheus.CounterVec
 	bundlesLoaded   prometheus.Gauge
+	quarantined     prometheus.Gauge
 	bundleUploads   *prometheus.CounterVec
 	bundleMissing   prometheus.Counter
 	gemVersions     *prometheus.CounterVec
@@ -62,6 +63,9 @@ func New(version, engine string) *Metrics {
 	m.bundlesLoaded = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "gorender_bundles_loaded", Help: "Bundles compiled and loaded in runtime pools.",
 	})
+	m.quarantined = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gorender_runtimes_quarantined", Help: "Runtimes given up after ignoring an interrupt, still running until they stop.",
+	})
 	m.bundleUploads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gorender_bundle_uploads_total", Help: "Bundles received, by result (stored or existing).",
 	}, []string{"result"})
@@ -77,7 +81,7 @@ func New(version, engine string) *Metrics {
 	build.WithLabelValues(version, runtime.Version(), engine).Set(1)
 	for _, c := range []prometheus.Collector{
 		m.requests, m.renderDuration, m.queueWait, m.runtimesTotal, m.runtimesBusy, m.runtimeReplaced,
-		m.bundlesLoaded, m.bundleUploads, m.bundleMissing, m.gemVersions, build,
+		m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.gemVersions, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
 		f(c)
@@ -115,6 +119,9 @@ func (m *Metrics) RuntimeTotal(bundle string, delta int) {
 
 // RuntimeReplaced counts a retired runtime.
 func (m *Metrics) RuntimeReplaced(reason string) { m.runtimeReplaced.WithLabelValues(reason).Inc() }
+
+// Quarantined moves the gauge of runtimes given up as stuck.
+func (m *Metrics) Quarantined(delta int) { m.quarantined.Add(float64(delta)) }
 
 // BundlesLoaded sets the number of loaded bundles.
 func (m *Metrics) BundlesLoaded(n int) { m.bundlesLoaded.Set(float64(n)) }

@@ -9,6 +9,17 @@ import (
 	"github.com/gorender/gorender/jsvm"
 )
 
+// entry is one runtime of a pool with its bookkeeping.
+type entry struct {
+	rt      jsvm.Runtime
+	renders int
+	gen     uint64 // the pool generation it was made in
+
+	// Guarded by the pool's mu:
+	recycle bool                    // retire it when released
+	stop    context.CancelCauseFunc // interrupts its current render
+}
+
 // pool is the runtimes of one bundle. Runtimes are made on demand up to the
 // pool's size and kept idle for reuse; slots bounds how many are leased.
 type pool struct {
@@ -18,8 +29,9 @@ type pool struct {
 	slots   chan struct{}
 
 	mu      sync.Mutex
-	idle    []jsvm.Runtime
-	busy    map[jsvm.Runtime]struct{}
+	idle    []*entry
+	busy    map[*entry]struct{}
+	gen     uint64 // entries made before the current generation are due for recycling
 	retired bool
 }
 
@@ -29,74 +41,186 @@ func newPool(id string, prg jsvm.Program, cfg Config) *pool {
 		program: prg,
 		cfg:     cfg,
 		slots:   make(chan struct{}, cfg.RuntimesPerBundle),
-		busy:    make(map[jsvm.Runtime]struct{}),
+		busy:    make(map[*entry]struct{}),
 	}
 }
 
 // acquire waits for a slot, then reuses an idle runtime or makes one.
-func (pl *pool) acquire(ctx context.Context) (jsvm.Runtime, error) {
+func (pl *pool) acquire(ctx context.Context) (*entry, error) {
 	select {
 	case pl.slots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	pl.mu.Lock()
-	var rt jsvm.Runtime
+	var e *entry
 	if n := len(pl.idle); n > 0 {
-		rt = pl.idle[n-1]
+		e = pl.idle[n-1]
 		pl.idle = pl.idle[:n-1]
 	}
 	pl.mu.Unlock()
-	if rt == nil {
-		loadCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pl.cfg.RenderTimeout)
-		defer cancel()
+	if e == nil {
 		var err error
-		if rt, err = pl.newRuntime(loadCtx); err != nil {
+		if e, err = pl.newEntry(context.WithoutCancel(ctx)); err != nil {
 			<-pl.slots
 			return nil, &LoadError{ID: pl.id, Err: err}
 		}
 	}
 	pl.mu.Lock()
-	pl.busy[rt] = struct{}{}
+	pl.busy[e] = struct{}{}
 	pl.mu.Unlock()
 	pl.cfg.Observer.RuntimeBusy(pl.id, 1)
-	return rt, nil
+	return e, nil
 }
 
-// release returns a leased runtime: a broken one, or one of a retired pool,
-// is closed; the next acquire makes a fresh one in its place.
-func (pl *pool) release(rt jsvm.Runtime) {
+// release returns a leased runtime. A broken one is replaced; one that is
+// due for recycling (by count or schedule) is replaced before it closes, so
+// the pool never shrinks; one of a retired pool just closes.
+func (pl *pool) release(e *entry) {
+	e.renders++
 	pl.mu.Lock()
-	delete(pl.busy, rt)
-	keep := !rt.Broken() && !pl.retired
+	reason := ""
+	switch {
+	case e.rt.Broken():
+		reason = "broken"
+	case pl.cfg.MaxRendersPerRuntime > 0 && e.renders >= pl.cfg.MaxRendersPerRuntime:
+		reason = "max_renders"
+	case e.recycle:
+		reason = "schedule"
+	}
+	e.stop = nil
+	delete(pl.busy, e)
+	retired := pl.retired
+	keep := reason == "" && !retired
 	if keep {
-		pl.idle = append(pl.idle, rt)
+		pl.idle = append(pl.idle, e)
 	}
 	pl.mu.Unlock()
-	if !keep {
-		if rt.Broken() {
-			pl.cfg.Observer.RuntimeReplaced("broken")
-			pl.cfg.Logger.Warn("runtime replaced", "bundle", pl.id, "reason", "broken")
-		}
-		rt.Close()
-		pl.cfg.Observer.RuntimeTotal(pl.id, -1)
-	}
 	pl.cfg.Observer.RuntimeBusy(pl.id, -1)
 	<-pl.slots
+	if keep {
+		return
+	}
+	pl.closeEntry(e)
+	if reason != "" {
+		pl.cfg.Observer.RuntimeReplaced(reason)
+		pl.cfg.Logger.Info("runtime replaced", "bundle", pl.id, "reason", reason, "renders", e.renders)
+		if !retired {
+			go pl.replenish()
+		}
+	}
 }
 
-// newRuntime makes a runtime and loads the bundle into it.
-func (pl *pool) newRuntime(ctx context.Context) (jsvm.Runtime, error) {
+// abandon gives up a leased runtime that did not stop when interrupted: its
+// slot is freed at once so the pool keeps serving, and the runtime is closed
+// whenever its goroutine finally returns (finished is closed then).
+func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
+	pl.mu.Lock()
+	delete(pl.busy, e)
+	retired := pl.retired
+	pl.mu.Unlock()
+	pl.cfg.Observer.RuntimeBusy(pl.id, -1)
+	pl.cfg.Observer.RuntimeReplaced("quarantined")
+	pl.cfg.Observer.Quarantined(1)
+	pl.cfg.Logger.Warn("runtime did not stop after interrupt: quarantined and replaced", "bundle", pl.id)
+	<-pl.slots
+	if !retired {
+		go pl.replenish()
+	}
+	go func() {
+		<-finished
+		pl.closeEntry(e)
+		pl.cfg.Observer.Quarantined(-1)
+	}()
+}
+
+// replenish makes a runtime in the background to take a retired one's
+// place, so the next render does not pay for loading the bundle.
+func (pl *pool) replenish() {
+	e, err := pl.newEntry(context.Background())
+	if err != nil {
+		pl.cfg.Logger.Error("replace runtime", "bundle", pl.id, "err", err)
+		return
+	}
+	pl.mu.Lock()
+	full := pl.retired || len(pl.idle)+len(pl.busy) >= pl.cfg.RuntimesPerBundle
+	if !full {
+		pl.idle = append(pl.idle, e)
+	}
+	pl.mu.Unlock()
+	if full {
+		pl.closeEntry(e)
+	}
+}
+
+// newEntry makes a runtime and loads the bundle into it.
+func (pl *pool) newEntry(ctx context.Context) (*entry, error) {
+	loadCtx, cancel := context.WithTimeout(ctx, pl.cfg.RenderTimeout)
+	defer cancel()
 	rt, err := pl.cfg.Engine.NewRuntime()
 	if err != nil {
 		return nil, fmt.Errorf("new runtime: %w", err)
 	}
-	if err := rt.Load(ctx, pl.program); err != nil {
+	if err := rt.Load(loadCtx, pl.program); err != nil {
 		rt.Close()
 		return nil, err
 	}
 	pl.cfg.Observer.RuntimeTotal(pl.id, 1)
-	return rt, nil
+	pl.mu.Lock()
+	gen := pl.gen
+	pl.mu.Unlock()
+	return &entry{rt: rt, gen: gen}, nil
+}
+
+func (pl *pool) closeEntry(e *entry) {
+	e.rt.Close()
+	pl.cfg.Observer.RuntimeTotal(pl.id, -1)
+}
+
+// recycleOne replaces one runtime made before the current generation: an
+// idle one is swapped for a fresh one at once; a busy one is marked and
+// replaced when released, or interrupted after grace. It reports whether
+// any runtime of an older generation was left to recycle.
+func (pl *pool) recycleOne(grace time.Duration) bool {
+	pl.mu.Lock()
+	if pl.retired {
+		pl.mu.Unlock()
+		return false
+	}
+	for i, e := range pl.idle {
+		if e.gen < pl.gen {
+			pl.idle = append(pl.idle[:i], pl.idle[i+1:]...)
+			pl.mu.Unlock()
+			pl.closeEntry(e)
+			pl.cfg.Observer.RuntimeReplaced("schedule")
+			pl.replenish()
+			return true
+		}
+	}
+	for e := range pl.busy {
+		if e.gen < pl.gen && !e.recycle {
+			e.recycle = true
+			pl.mu.Unlock()
+			time.AfterFunc(grace, func() {
+				pl.mu.Lock()
+				defer pl.mu.Unlock()
+				if _, still := pl.busy[e]; still && e.stop != nil {
+					// The render had its grace: interrupt it, as upstream kills a worker.
+					e.stop(errRecycled)
+				}
+			})
+			return true
+		}
+	}
+	pl.mu.Unlock()
+	return false
+}
+
+// startGeneration makes every current runtime due for recycling.
+func (pl *pool) startGeneration() {
+	pl.mu.Lock()
+	pl.gen++
+	pl.mu.Unlock()
 }
 
 // drain retires the pool: idle runtimes close now, busy ones when released,
@@ -107,9 +231,8 @@ func (pl *pool) drain(timeout time.Duration) {
 	idle := pl.idle
 	pl.idle = nil
 	pl.mu.Unlock()
-	for _, rt := range idle {
-		rt.Close()
-		pl.cfg.Observer.RuntimeTotal(pl.id, -1)
+	for _, e := range idle {
+		pl.closeEntry(e)
 	}
 	deadline := time.Now().Add(timeout)
 	for {
@@ -126,8 +249,16 @@ func (pl *pool) drain(timeout time.Duration) {
 	}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	for rt := range pl.busy {
-		// Close interrupts the render; the lease's release closes it again harmlessly.
-		rt.Close()
+	for e := range pl.busy {
+		if e.stop != nil {
+			e.stop(errDrained)
+		}
 	}
+}
+
+// setStop records how to interrupt e's current render.
+func (pl *pool) setStop(e *entry, stop context.CancelCauseFunc) {
+	pl.mu.Lock()
+	e.stop = stop
+	pl.mu.Unlock()
 }

@@ -20,6 +20,16 @@ import (
 // a free runtime.
 var ErrQueueTimeout = errors.New("no JavaScript runtime became free in time")
 
+var (
+	errRecycled = errors.New("the runtime was recycled and its render ran past the graceful restart timeout")
+	errDrained  = errors.New("the bundle was evicted and its render ran past the drain timeout")
+)
+
+// interruptGrace is how long a render may take to unwind after its
+// deadline before its runtime is given up as stuck (catastrophic regex
+// backtracking, for one, ignores interrupts).
+const interruptGrace = time.Second
+
 // TooManyBundlesError is a request whose bundle set is larger than the
 // number of bundles the pools may keep loaded.
 type TooManyBundlesError struct{ Max int }
@@ -46,6 +56,7 @@ type Source interface {
 // and safe for concurrent use.
 type Observer interface {
 	QueueWait(d time.Duration)
+	Quarantined(delta int)
 	RuntimeBusy(bundleID string, delta int)
 	RuntimeTotal(bundleID string, delta int)
 	RuntimeReplaced(reason string)
@@ -61,8 +72,14 @@ type Config struct {
 	QueueTimeout      time.Duration // wait for a free runtime
 	RenderTimeout     time.Duration // deadline of one evaluation
 	DrainTimeout      time.Duration // how long an evicted bundle's renders may finish
-	Logger            *slog.Logger
-	Observer          Observer
+	// MaxRendersPerRuntime recycles a runtime after that many renders (0: never).
+	MaxRendersPerRuntime int
+	// RecycleInterval recycles every runtime, one at a time RecycleDelay
+	// apart, that often (0: never); RecycleGrace is how long a busy runtime
+	// due for recycling may finish its render before it is interrupted.
+	RecycleInterval, RecycleDelay, RecycleGrace time.Duration
+	Logger                                      *slog.Logger
+	Observer                                    Observer
 }
 
 // Pools holds one pool per loaded bundle.
@@ -105,20 +122,65 @@ func (p *Pools) IsLoaded(id string) bool {
 }
 
 // Render evaluates code on the runtime of bundle entry, with a runtime of
-// every dependency bundle leased for runOnOtherBundle.
+// every dependency bundle leased for runOnOtherBundle. It answers by the
+// render deadline even if the runtime does not stop: such a runtime is
+// quarantined and replaced.
 func (p *Pools) Render(ctx context.Context, entry string, deps []string, code string) (jsvm.Result, error) {
 	ids := bundleSet(entry, deps)
 	if len(ids) > p.cfg.MaxBundles {
 		return jsvm.Result{}, &TooManyBundlesError{Max: p.cfg.MaxBundles}
 	}
-	lease, err := p.acquire(ctx, ids)
+	l, err := p.acquire(ctx, ids)
 	if err != nil {
 		return jsvm.Result{}, err
 	}
-	defer lease.release()
-	renderCtx, cancel := context.WithTimeout(ctx, p.cfg.RenderTimeout)
-	defer cancel()
-	return lease.runtimes[entry].Eval(renderCtx, code, jsvm.NewRequest(lease.runtimes))
+	timeoutCtx, cancelTimeout := context.WithTimeout(ctx, p.cfg.RenderTimeout)
+	defer cancelTimeout()
+	renderCtx, stop := context.WithCancelCause(timeoutCtx)
+	defer stop(nil)
+	runtimes := l.setStop(stop)
+
+	type outcome struct {
+		res jsvm.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		res, err := runtimes[entry].Eval(renderCtx, code, jsvm.NewRequest(runtimes))
+		done <- outcome{res, err}
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-renderCtx.Done():
+		select {
+		case o = <-done:
+		case <-time.After(interruptGrace):
+			l.abandon(finished)
+			return jsvm.Result{}, stuckError(ctx, renderCtx, p.cfg.RenderTimeout)
+		}
+	}
+	l.release()
+	if o.err != nil && ctx.Err() == nil {
+		if cause := context.Cause(renderCtx); errors.Is(cause, errRecycled) || errors.Is(cause, errDrained) {
+			return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: "Render interrupted: " + cause.Error() + "."}
+		}
+	}
+	return o.res, o.err
+}
+
+// stuckError is the answer for a render whose runtime ignored its interrupt.
+func stuckError(ctx, renderCtx context.Context, timeout time.Duration) error {
+	if ctx.Err() != nil {
+		return &jsvm.RenderError{Kind: jsvm.KindCanceled, Text: "Render canceled: the request went away."}
+	}
+	if cause := context.Cause(renderCtx); errors.Is(cause, errRecycled) || errors.Is(cause, errDrained) {
+		return &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: "Render interrupted: " + cause.Error() + "."}
+	}
+	return &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: fmt.Sprintf(
+		"Render timed out after %s: the runtime did not stop when interrupted and was replaced.", timeout)}
 }
 
 // Preload loads bundle id if it is not loaded yet.
@@ -137,14 +199,32 @@ func bundleSet(entry string, deps []string) []string {
 
 // lease is the runtimes one request holds, by bundle id.
 type lease struct {
-	runtimes map[string]jsvm.Runtime
-	pools    map[string]*pool
+	entries map[string]*entry
+	pools   map[string]*pool
 }
 
 func (l *lease) release() {
-	for id, rt := range l.runtimes {
-		l.pools[id].release(rt)
+	for id, e := range l.entries {
+		l.pools[id].release(e)
 	}
+}
+
+// abandon gives up every runtime of the lease (see pool.abandon).
+func (l *lease) abandon(finished <-chan struct{}) {
+	for id, e := range l.entries {
+		l.pools[id].abandon(e, finished)
+	}
+}
+
+// setStop records the render's interrupt on every leased runtime and
+// returns the runtimes by bundle id.
+func (l *lease) setStop(stop context.CancelCauseFunc) map[string]jsvm.Runtime {
+	runtimes := make(map[string]jsvm.Runtime, len(l.entries))
+	for id, e := range l.entries {
+		l.pools[id].setStop(e, stop)
+		runtimes[id] = e.rt
+	}
+	return runtimes
 }
 
 // acquire leases one runtime of every bundle of ids, in order, within the
@@ -153,14 +233,14 @@ func (p *Pools) acquire(ctx context.Context, ids []string) (*lease, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, p.cfg.QueueTimeout)
 	defer cancel()
 	started := time.Now()
-	l := &lease{runtimes: make(map[string]jsvm.Runtime, len(ids)), pools: make(map[string]*pool, len(ids))}
+	l := &lease{entries: make(map[string]*entry, len(ids)), pools: make(map[string]*pool, len(ids))}
 	for _, id := range ids {
 		pl, err := p.pool(ctx, id)
 		if err != nil {
 			l.release()
 			return nil, err
 		}
-		rt, err := pl.acquire(waitCtx)
+		e, err := pl.acquire(waitCtx)
 		if err != nil {
 			l.release()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -168,7 +248,7 @@ func (p *Pools) acquire(ctx context.Context, ids []string) (*lease, error) {
 			}
 			return nil, err
 		}
-		l.runtimes[id] = rt
+		l.entries[id] = e
 		l.pools[id] = pl
 	}
 	p.cfg.Observer.QueueWait(time.Since(started))
@@ -226,14 +306,12 @@ func (p *Pools) load(ctx context.Context, id string) (*pool, error) {
 		return nil, &LoadError{ID: id, Err: err}
 	}
 	pl := newPool(id, prg, p.cfg)
-	loadCtx, cancel := context.WithTimeout(ctx, p.cfg.RenderTimeout)
-	defer cancel()
-	rt, err := pl.newRuntime(loadCtx)
+	e, err := pl.newEntry(ctx)
 	if err != nil {
 		return nil, &LoadError{ID: id, Err: err}
 	}
 	pl.mu.Lock()
-	pl.idle = append(pl.idle, rt)
+	pl.idle = append(pl.idle, e)
 	pl.mu.Unlock()
 	p.cfg.Logger.Info("bundle loaded", "bundle", id, "bytes", len(src), "duration", time.Since(started))
 	return pl, nil
@@ -279,3 +357,40 @@ func (nopObserver) RuntimeBusy(string, int)  {}
 func (nopObserver) RuntimeTotal(string, int) {}
 func (nopObserver) RuntimeReplaced(string)   {}
 func (nopObserver) BundlesLoaded(int)        {}
+func (nopObserver) Quarantined(int)          {}
+
+// RunRecycler recycles every runtime of every pool each RecycleInterval,
+// one at a time RecycleDelay apart, until ctx ends (upstream's scheduled
+// worker restarts, without restarts: the other runtimes keep serving).
+func (p *Pools) RunRecycler(ctx context.Context) {
+	if p.cfg.RecycleInterval <= 0 {
+		return
+	}
+	ticker := time.NewTicker(p.cfg.RecycleInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		p.mu.Lock()
+		pools := make([]*pool, 0, len(p.pools))
+		for _, pl := range p.pools {
+			pools = append(pools, pl)
+		}
+		p.mu.Unlock()
+		for _, pl := range pools {
+			pl.startGeneration()
+		}
+		for _, pl := range pools {
+			for pl.recycleOne(p.cfg.RecycleGrace) {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(p.cfg.RecycleDelay):
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+// counted is a bundle whose runtimes each count their own renders.
+const counted = `var renders = 0; function next() { return String(++renders); }`
+
+func TestMaxRendersPerRuntimeRecycles(t *testing.T) {
+	p, _ := newPools(t, map[string]string{"app": counted}, func(c *Config) {
+		c.RuntimesPerBundle = 1
+		c.MaxRendersPerRuntime = 3
+	})
+	var got []string
+	for range 7 {
+		res, err := p.Render(context.Background(), "app", nil, "next()")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, res.Body)
+	}
+	// Every third render retires the runtime; its replacement starts over.
+	if want := "1 2 3 1 2 3 1"; strings.Join(got, " ") != want {
+		t.Fatalf("renders per runtime = %v, want %s", got, want)
+	}
+}
+
+// catastrophic backtracking in goja's backtracking regexp engine (the
+// lookahead keeps it off Go's linear one) does not check for interrupts.
+const stuckRegex = `/^(?=a)(a|aa)+$/.test('a'.repeat(36) + '!')`
+
+func TestStuckRuntimeIsQuarantined(t *testing.T) {
+	p, _ := newPools(t, map[string]string{"app": counted}, func(c *Config) {
+		c.RuntimesPerBundle = 1
+		c.RenderTimeout = 200 * time.Millisecond
+	})
+	started := time.Now()
+	_, err := p.Render(context.Background(), "app", nil, stuckRegex)
+	elapsed := time.Since(started)
+	var re *jsvm.RenderError
+	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(re.Text, "did not stop") {
+		t.Skipf("the regex stopped on interrupt (%q): nothing to quarantine on this engine", re.Text)
+	}
+	if elapsed > 5*time.Second {
+		t.Fatalf("answered after %v: the stuck runtime held the request", elapsed)
+	}
+	// The only slot was freed: the pool serves with a fresh runtime.
+	res, err := p.Render(context.Background(), "app", nil, "next()")
+	if err != nil || res.Body != "1" {
+		t.Fatalf("after quarantine: %q %v", res.Body, err)
+	}
+}
+
+func TestScheduledRecyclingLosesNoRender(t *testing.T) {
+	p, _ := newPools(t, map[string]string{"app": counted}, func(c *Config) {
+		c.RuntimesPerBundle = 2
+		c.RecycleInterval = 50 * time.Millisecond
+		c.RecycleDelay = 10 * time.Millisecond
+		c.RecycleGrace = time.Second
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { p.RunRecycler(ctx) })
+	var ok, failed atomic.Int32
+	var restarts atomic.Int32
+	deadline := time.Now().Add(700 * time.Millisecond)
+	for range 4 {
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				res, err := p.Render(context.Background(), "app", nil, "next()")
+				if err != nil {
+					failed.Add(1)
+					t.Errorf("render failed during recycling: %v", err)
+					return
+				}
+				ok.Add(1)
+				if res.Body == "1" {
+					restarts.Add(1)
+				}
+			}
+		})
+	}
+	time.Sleep(time.Until(deadline))
+	cancel()
+	wg.Wait()
+	if failed.Load() > 0 || ok.Load() == 0 {
+		t.Fatalf("ok=%d failed=%d", ok.Load(), failed.Load())
+	}
+	if restarts.Load() < 3 {
+		t.Fatalf("only %d fresh runtimes served: recycling did not happen", restarts.Load())
+	}
+}

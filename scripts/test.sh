@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, vet, a static cgo-free build, every
+# package's tests (unit and end-to-end against the real binary) with the race
+# detector, and a short run of each fuzz target on its committed corpus.
+# Needs only Go; the JS fixtures are committed (tests/testdata/build.sh
+# rebuilds them with Node when they change).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  printf 'gofmt would change:\n%s\n' "$unformatted"
+  exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "static build (CGO_ENABLED=0)"
+CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/gorender
+
+step "go test -race"
+go test -race -count=1 -timeout 12m ./...
+
+step "fuzz the body decoders (${FUZZTIME:=10s} each)"
+for target in $(go test -list '^Fuzz' ./handlers/ | grep '^Fuzz'); do
+  go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" ./handlers/
+done

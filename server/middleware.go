@@ -1,0 +1,90 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gorender/gorender/handlers"
+	"github.com/gorender/gorender/metrics"
+)
+
+// statusRecorder remembers the status a handler wrote. It forwards Flush
+// and Unwrap so http.ResponseController keeps working through it.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.status, s.wrote = http.StatusOK, true
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// observe counts each request by route pattern and status, logs it (never
+// bodies, props or passwords) when its level reaches minLevel
+// (RENDERER_LOG_HTTP_LEVEL: info for answers, error for 5xx), and turns a
+// panic into a 500 so that none escapes a request.
+func observe(logger *slog.Logger, minLevel slog.Level, m *metrics.Metrics) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			started := time.Now()
+			rec := &statusRecorder{ResponseWriter: w}
+			defer func() {
+				if p := recover(); p != nil {
+					if p == http.ErrAbortHandler {
+						panic(p)
+					}
+					logger.Error("panic in handler", "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+					if !rec.wrote {
+						handlers.WriteText(rec, r, http.StatusInternalServerError, "Internal error")
+					}
+				}
+				status := rec.status
+				if !rec.wrote {
+					status = 499 // the client went away before an answer
+				}
+				route := chi.RouteContext(r.Context()).RoutePattern()
+				if route == "" {
+					route = "unmatched"
+				}
+				if m != nil {
+					m.Request(route, status)
+				}
+				lvl := slog.LevelInfo
+				if status >= 500 {
+					lvl = slog.LevelError
+				}
+				if lvl < minLevel {
+					return
+				}
+				logger.Log(r.Context(), lvl, "request",
+					"method", r.Method, "route", route, "path", r.URL.Path, "status", status,
+					"proto", r.Proto, "duration", time.Since(started))
+			}()
+			next.ServeHTTP(rec, r)
+		})
+	}
+}

@@ -1,0 +1,33 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gorender/gorender/handlers"
+	"github.com/gorender/gorender/metrics"
+)
+
+// NewRouter lists every route of PROTOCOL.md §2; it is the only place that does.
+func NewRouter(h *handlers.Handlers, m *metrics.Metrics, mw ...func(http.Handler) http.Handler) http.Handler {
+	r := chi.NewRouter()
+	r.Use(mw...)
+	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		handlers.WriteText(w, req, http.StatusNotFound, "Not found")
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		handlers.WriteText(w, req, http.StatusMethodNotAllowed, "Method not allowed")
+	})
+	r.Post("/bundles/{bundleId}/render/{digest}", h.Render)
+	r.Post("/upload-assets", h.UploadAssets)
+	r.Post("/asset-exists", h.AssetExists)
+	r.Get("/info", h.Info)
+	r.Head("/info", h.Info)
+	r.Get("/health", h.Health)
+	r.Get("/ready", h.Ready)
+	if m != nil {
+		r.Method(http.MethodGet, "/metrics", m.Handler())
+	}
+	return r
+}

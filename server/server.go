@@ -1,0 +1,160 @@
+// Package server wires gorender together: configuration, the listener that
+// serves HTTP/1.1 and h2c on one port, the router, readiness and graceful
+// shutdown.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorender/gorender/auth"
+	"github.com/gorender/gorender/bundles"
+	"github.com/gorender/gorender/handlers"
+	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/metrics"
+	"github.com/gorender/gorender/worker"
+)
+
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 2 * time.Minute
+	sweepEvery        = 5 * time.Minute
+	stagingMaxAge     = 30 * time.Minute
+)
+
+// Server is a configured gorender, ready to serve.
+type Server struct {
+	cfg      *Config
+	logger   *slog.Logger
+	cache    *bundles.Cache
+	pools    *worker.Pools
+	engine   jsvm.Engine
+	handler  http.Handler
+	stopping atomic.Bool
+	version  string
+}
+
+// New builds a Server from cfg: it opens the bundle cache and makes the
+// engine, but listens on nothing yet.
+func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
+	cache, err := bundles.Open(cfg.CachePath, logger)
+	if err != nil {
+		return nil, fmt.Errorf("open bundle cache: %w", err)
+	}
+	engine, err := jsvm.NewEngine(cfg.JSEngine, jsvm.Options{StubTimers: cfg.StubTimers, SupportModules: cfg.SupportModules})
+	if err != nil {
+		return nil, fmt.Errorf("JavaScript engine: %w", err)
+	}
+	var m *metrics.Metrics
+	var observer worker.Observer
+	if cfg.Metrics {
+		m = metrics.New(version, engine.Name())
+		observer = m
+	}
+	s := &Server{cfg: cfg, logger: logger, cache: cache, engine: engine, version: version}
+	s.pools = worker.New(worker.Config{
+		Engine:               engine,
+		Source:               cache,
+		RuntimesPerBundle:    cfg.WorkersCount,
+		MaxBundles:           cfg.MaxVMPoolSize,
+		QueueTimeout:         cfg.QueueTimeout,
+		RenderTimeout:        cfg.RenderTimeout,
+		DrainTimeout:         cfg.DrainTimeout,
+		MaxRendersPerRuntime: cfg.MaxRendersPerRuntime,
+		RecycleInterval:      cfg.RecycleInterval,
+		RecycleDelay:         cfg.RecycleDelay,
+		RecycleGrace:         cfg.RecycleGrace,
+		Logger:               logger,
+		Observer:             observer,
+	})
+	h := handlers.New(handlers.Deps{
+		Cache:           cache,
+		Renderer:        s.pools,
+		Readiness:       s,
+		Password:        auth.NewPassword(cfg.Password),
+		RendererVersion: version,
+		Engine:          engine.Name(),
+		Metrics:         m,
+		Logger:          logger,
+	})
+	s.handler = NewRouter(h, m, observe(logger, cfg.LogHTTPLevel, m))
+	return s, nil
+}
+
+// Ready implements handlers.Readiness (PROTOCOL.md §9).
+func (s *Server) Ready() (bool, string) {
+	switch {
+	case s.stopping.Load():
+		return false, "shutting_down"
+	case s.pools.Loaded() == 0:
+		return false, "waiting_for_bundle"
+	}
+	return true, "ready"
+}
+
+// Handler is the server's HTTP handler (for tests and benchmarks in-process).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Listen opens the configured address.
+func (s *Server) Listen() (net.Listener, error) {
+	ln, err := net.Listen("tcp", s.cfg.Addr())
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", s.cfg.Addr(), err)
+	}
+	return ln, nil
+}
+
+// Serve answers on ln until ctx is canceled, then shuts down gracefully:
+// readiness turns 503, the listener closes, in-flight requests finish within
+// the shutdown timeout (h2c connections get GOAWAY), and the pools close.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{
+		Handler:           s.handler,
+		Protocols:         &protocols,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    1 << 20,
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams: 250,
+		},
+		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+	}
+	background, stopBackground := context.WithCancel(context.Background())
+	defer stopBackground()
+	go s.cache.RunSweeper(background, sweepEvery, stagingMaxAge)
+	go s.pools.RunRecycler(background)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	s.logger.Info("gorender listening", "addr", ln.Addr().String(), "version", s.version,
+		"engine", s.engine.Name(), "runtimes_per_bundle", s.cfg.WorkersCount, "cache", s.cache.Root(),
+		"protocols", "HTTP/1.1,h2c")
+
+	select {
+	case err := <-serveErr:
+		s.pools.Close()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.stopping.Store(true)
+	s.logger.Info("shutting down", "timeout", s.cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(shutdownCtx)
+	s.pools.Close()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		_ = srv.Close()
+		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", s.cfg.ShutdownTimeout, err)
+	}
+	s.logger.Info("stopped")
+	return nil
+}

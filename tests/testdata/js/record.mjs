@@ -15,11 +15,17 @@
 //   clearImmediate, queueMicrotask: no-ops
 // Per render: renderingRequest (the code) and sharedExecutionContext (a Map)
 // are set while the request runs, then deleted.
+//
+// The support-modules bundles (node-app-*.js, stream-app.js, async-app.js,
+// async-props.js) are recorded in the emulation of support-modules.mjs
+// (RENDERER_SUPPORT_MODULES on, real timers): see recordSupportModules below.
+import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
+import { SUPPORT_GLOBALS, SUPPORT_MODULES, SupportModulesEnv, Usage } from './support-modules.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const testdata = path.resolve(here, '..');
@@ -130,6 +136,24 @@ async function main() {
     console.log(`golden/${golden}: ${outBytes.length} bytes`);
   }
 
+  const sm = await recordSupportModules({ instrument: false });
+  for (const [name, bytes] of sm.files) await writeFile(path.join(goldenDir, name), bytes);
+  // The same recording again, instrumented: must give the same bytes.
+  const probe = await recordSupportModules({ instrument: true });
+  for (const [name, bytes] of sm.files) {
+    if (name.endsWith('.chunks.json')) continue; // arrival times are informational
+    assert.ok(probe.files.has(name) && probe.files.get(name).equals(bytes), `instrumented run changed golden/${name}`);
+  }
+  for (const [name, chunks] of sm.chunkLengths) {
+    assert.deepEqual(probe.chunkLengths.get(name), chunks, `instrumented run changed the chunks of ${name}`);
+  }
+  const usageBytes = Buffer.from(`${JSON.stringify(probe.usage, null, 2)}\n`, 'utf8');
+  await writeFile(path.join(goldenDir, USAGE_FILE), usageBytes);
+  for (const entry of sm.entries) {
+    entries.push(entry);
+    console.log(`golden/${entry.golden}: ${entry.bytes} bytes (support-modules)`);
+  }
+
   const manifest = {
     description:
       'Node-recorded golden outputs: each golden is the completion value of evaluating the request in a node:vm ' +
@@ -142,6 +166,9 @@ async function main() {
         'react-dom': await packageVersion('react-dom'),
         'react-on-rails': await packageVersion('react-on-rails'),
         esbuild: await packageVersion('esbuild'),
+        ...Object.fromEntries(
+          await Promise.all(SUPPORT_PACKAGES.map(async (name) => [name, await packageVersion(name)])),
+        ),
       },
     },
     environment: {
@@ -151,9 +178,284 @@ async function main() {
         'queueMicrotask', 'renderingRequest (per render)', 'sharedExecutionContext (per render)'],
       bundleFilename: 'the bundle file name (e.g. react-app.js); requests are evaluated without a file name',
     },
+    supportModulesEnvironment: {
+      mode: 'support-modules (RENDERER_SUPPORT_MODULES=true, RENDERER_STUB_TIMERS=false), emulated by js/support-modules.mjs',
+      globals: ['the plain-script globals above (timers real, not no-ops)', ...SUPPORT_GLOBALS,
+        'runOnOtherBundle (per render)'],
+      process: 'env = {NODE_ENV: "production"} only; version, versions, platform, arch, nextTick, cwd() = bundle directory, emitWarning (silent), hrtime',
+      modules: SUPPORT_MODULES,
+      fs: 'read-only, confined to the bundle directory (bundles/, which holds loadable-stats.json)',
+      bundleEvaluation: 'CommonJS: function (exports, require, module, __filename, __dirname), __filename = the bundle path',
+      streams: 'golden = the concatenated bytes; <name>.chunks.json = chunk lengths and byte offsets in arrival order, atMs = arrival time rounded down to the fixture schedule',
+      usage: `${USAGE_FILE}: Node globals, missing globals, modules and members each bundle touched at load and per request`,
+      usageSha256: sha256(usageBytes),
+    },
     goldens: entries,
   };
   await writeFile(path.join(goldenDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+// ---------------------------------------------------------------------------
+// Support-modules goldens.
+
+const USAGE_FILE = 'support-modules-usage.json';
+const SUPPORT_PACKAGES = ['react-redux', '@reduxjs/toolkit', 'react-router', 'react-helmet-async', 'webpack', 'esbuild-loader'];
+
+const PROP_REQUEST = (name) => `{"messageType":"propRequest","propName":${JSON.stringify(name)}}\t00000000\n`;
+const RENDER_COMPLETE = '{"messageType":"renderComplete"}\t00000000\n';
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const isNodeStream = (v) => v !== null && typeof v === 'object' && typeof v.pipe === 'function' && typeof v.read === 'function';
+const isWebStream = (v) => v !== null && typeof v === 'object' && typeof v.getReader === 'function';
+
+// Collects a stream's chunks into sink with their arrival time (ms since t0).
+function collect(stream, t0, sink = [], tag = () => ({})) {
+  const push = (chunk) => sink.push({ bytes: Buffer.from(chunk), ms: performance.now() - t0, ...tag() });
+  let done;
+  if (isNodeStream(stream)) {
+    done = new Promise((resolve, reject) => {
+      stream.on('data', push);
+      stream.on('end', resolve);
+      stream.on('error', reject);
+    });
+  } else if (isWebStream(stream)) {
+    done = (async () => {
+      const reader = stream.getReader();
+      for (;;) {
+        const { value, done: finished } = await reader.read();
+        if (finished) return;
+        push(typeof value === 'string' ? Buffer.from(value, 'utf8') : value);
+      }
+    })();
+  } else {
+    throw new Error(`not a stream: ${Object.prototype.toString.call(stream)}`);
+  }
+  return { chunks: sink, done };
+}
+
+async function withTimeout(promise, ms, what) {
+  let timer;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: no end after ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// Rounds an arrival time down to the fixture's timer schedule (with 5 ms of
+// slack for timers that fire a little early): stable across runs.
+const quantize = (ms, schedule) => schedule.filter((s) => s <= ms + 5).pop() ?? 0;
+
+function chunksJson(golden, schedule, chunks, extra = {}) {
+  let offset = 0;
+  const list = chunks.map((c, index) => {
+    const item = { index, offset, bytes: c.bytes.length, ...(c.injected ? { injectedBy: 'renderer' } : {}) };
+    if (c.step !== undefined) item.step = c.step;
+    else item.atMs = quantize(c.ms, schedule);
+    offset += c.bytes.length;
+    return item;
+  });
+  return Buffer.from(
+    `${JSON.stringify({ golden, ...extra, ...(schedule ? { scheduleMs: schedule } : {}), totalBytes: offset, chunks: list }, null, 2)}\n`,
+    'utf8',
+  );
+}
+
+const completionBytes = (value) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value), 'utf8');
+
+async function recordSupportModules({ instrument }) {
+  const files = new Map(); // golden file name -> bytes
+  const chunkLengths = new Map(); // stream golden -> chunk lengths (instrumentation check)
+  const entries = [];
+  const usageByBundle = {};
+  const registry = new Map();
+  const fileBytes = new Map();
+  const read = async (rel) => {
+    if (!fileBytes.has(rel)) fileBytes.set(rel, await readFile(path.join(testdata, rel)));
+    return fileBytes.get(rel);
+  };
+  const load = async (bundle) => {
+    const usage = instrument ? new Usage() : null;
+    const env = new SupportModulesEnv({
+      name: bundle,
+      code: (await read(`bundles/${bundle}`)).toString('utf8'),
+      filename: path.join(testdata, 'bundles', bundle),
+      setup: SETUP,
+      usage,
+      registry,
+    });
+    registry.set(bundle, env);
+    if (usage) usageByBundle[bundle] = usage;
+    return env;
+  };
+  const entry = async (golden, bundle, requests, bytes, extra = {}) => {
+    const requestShas = {};
+    for (const r of requests) requestShas[r] = sha256(await read(`requests/${r}`));
+    entries.push({
+      golden,
+      environment: 'support-modules',
+      bundle: `bundles/${bundle}`,
+      ...(requests.length === 1 ? { request: `requests/${requests[0]}` } : { requests: requests.map((r) => `requests/${r}`) }),
+      bytes: bytes.length,
+      ...extra,
+      sha256: {
+        bundle: sha256(await read(`bundles/${bundle}`)),
+        ...(requests.length === 1 ? { request: requestShas[requests[0]] } : { requests: requestShas }),
+        golden: sha256(bytes),
+      },
+    });
+  };
+
+  // Buffered renders: a string or a promise of one.
+  const renderValue = async (env, request) => {
+    const code = (await read(`requests/${request}`)).toString('utf8');
+    try {
+      let value = env.evaluate(code, env.newMap(), request);
+      if (isThenable(value)) value = await value;
+      if (value === undefined || value === null || value === '') throw new Error(`${request}: empty result`);
+      return completionBytes(value);
+    } finally {
+      env.endRender();
+    }
+  };
+
+  // 1. NodeApp, built twice: both bundles must give the same bytes.
+  const nodeAppEsbuild = await load('node-app-esbuild.js');
+  const nodeAppWebpack = await load('node-app-webpack.js');
+  await read('bundles/loadable-stats.json');
+  for (const request of ['node-app-home.js', 'node-app-about.js']) {
+    const golden = request.replace(/\.js$/, '.html');
+    const fromEsbuild = await renderValue(nodeAppEsbuild, request);
+    const fromWebpack = await renderValue(nodeAppWebpack, request);
+    assert.ok(fromEsbuild.equals(fromWebpack), `${golden}: node-app-esbuild.js and node-app-webpack.js differ`);
+    files.set(golden, fromEsbuild);
+    const companion = { companion: 'bundles/loadable-stats.json', companionSha256: sha256(await read('bundles/loadable-stats.json')) };
+    await entry(golden, 'node-app-esbuild.js', [request], fromEsbuild, companion);
+    await entry(golden, 'node-app-webpack.js', [request], fromWebpack, companion);
+  }
+
+  // 2. Streams: renderStream (Node PassThrough) and renderWebStream (web ReadableStream).
+  const streamApp = await load('stream-app.js');
+  // Each chunk must arrive in its own slot of the schedule (the shell before
+  // the first timer, then one chunk per timer). A run disturbed by machine
+  // load (late shell, two boundaries in one flush) is recorded again, so the
+  // committed .chunks.json files do not depend on timing.
+  for (const { request, schedule } of [
+    { request: 'stream-pipeable.js', schedule: [0, 50, 100, 150] },
+    { request: 'stream-web.js', schedule: [0, 50] },
+  ]) {
+    const code = (await read(`requests/${request}`)).toString('utf8');
+    let chunks;
+    let stream;
+    for (let attempt = 1; ; attempt += 1) {
+      const t0 = performance.now();
+      try {
+        stream = streamApp.evaluate(code, streamApp.newMap(), request);
+      } finally {
+        streamApp.endRender();
+      }
+      const collected = collect(stream, t0);
+      await withTimeout(collected.done, 5000, request);
+      chunks = collected.chunks;
+      const slots = chunks.map((c) => quantize(c.ms, schedule));
+      if (slots.length === schedule.length && slots.every((slot, i) => slot === schedule[i])) break;
+      const seen = chunks.map((c) => `${c.bytes.length} B at ${c.ms.toFixed(1)} ms`).join(', ');
+      if (attempt === 3) throw new Error(`${request}: chunks do not follow the ${schedule.join('/')} ms schedule: ${seen}`);
+      console.warn(`${request}: timing disturbed (${seen}), recording again`);
+    }
+    const golden = request.replace(/\.js$/, '.html');
+    const bytes = Buffer.concat(chunks.map((c) => c.bytes));
+    const chunksFile = request.replace(/\.js$/, '.chunks.json');
+    files.set(golden, bytes);
+    files.set(chunksFile, chunksJson(golden, schedule, chunks, { kind: isWebStream(stream) ? 'web ReadableStream' : 'Node stream' }));
+    chunkLengths.set(golden, chunks.map((c) => c.bytes.length));
+    await entry(golden, 'stream-app.js', [request], bytes, { stream: true, chunks: chunksFile, chunkCount: chunks.length });
+  }
+
+  // 3. AsyncLocalStorage, timers and async generators.
+  const asyncApp = await load('async-app.js');
+  {
+    const bytes = await renderValue(asyncApp, 'async-als.js');
+    assert.ok(!bytes.includes('LOST'), 'async-als.html: the AsyncLocalStorage store was lost');
+    files.set('async-als.html', bytes);
+    await entry('async-als.html', 'async-app.js', ['async-als.js'], bytes);
+  }
+
+  // 4. Async props (incremental render): one HTTP request, one
+  // sharedExecutionContext; the initial request, two update chunks and the
+  // onRequestClosedUpdateChunk, evaluated in order, the event loop running
+  // 25 ms between them. In pull mode the emulated renderer injects a
+  // propRequest frame when the bundle calls propRequestEmitter, and a
+  // renderComplete frame after the stream ends.
+  const asyncProps = await load('async-props.js');
+  const STEPS = ['async-props-initial.js', 'async-props-update-1.js', 'async-props-update-2.js', 'async-props-close.js'];
+  for (const pull of [false, true]) {
+    const shared = asyncProps.newMap();
+    if (pull) {
+      shared.set('pullEnabled', true);
+      shared.set('pushProps', asyncProps.newSet(['user']));
+    }
+    // Bundle chunks and injected frames, in arrival order.
+    const output = [];
+    let step = 0;
+    let done;
+    if (pull) {
+      shared.set('propRequestEmitter', (name) => {
+        if (typeof name === 'string' && name.length <= 256) {
+          output.push({ bytes: Buffer.from(PROP_REQUEST(name), 'utf8'), injected: true, step });
+        }
+      });
+    }
+    for (; step < STEPS.length; step += 1) {
+      const request = STEPS[step];
+      const code = (await read(`requests/${request}`)).toString('utf8');
+      try {
+        const value = asyncProps.evaluate(code, shared, pull ? `${request} (pull)` : request);
+        if (step === 0) ({ done } = collect(value, performance.now(), output, () => ({ step })));
+      } finally {
+        asyncProps.endRender();
+      }
+      await sleep(25);
+      if (step === STEPS.length - 1) await withTimeout(done, 2000, 'async-props');
+      if (!pull) {
+        const golden = request.replace(/\.js$/, '.html');
+        const bytes = Buffer.concat(output.map((c) => c.bytes));
+        files.set(golden, bytes);
+        await entry(golden, 'async-props.js', STEPS.slice(0, step + 1), bytes, {
+          incremental: true,
+          afterStep: step,
+          ...(step === STEPS.length - 1 ? { chunks: 'async-props.chunks.json' } : {}),
+        });
+      }
+    }
+    step = STEPS.length - 1;
+    if (pull) output.push({ bytes: Buffer.from(RENDER_COMPLETE, 'utf8'), injected: true, step: STEPS.length - 1 });
+    const golden = pull ? 'async-props-pull.html' : 'async-props.html';
+    const chunksFile = golden.replace(/\.html$/, '.chunks.json');
+    const bytes = Buffer.concat(output.map((c) => c.bytes));
+    if (pull) {
+      files.set(golden, bytes);
+      await entry(golden, 'async-props.js', STEPS, bytes, {
+        incremental: true,
+        pull: { pullEnabled: true, pushProps: ['user'] },
+        chunks: chunksFile,
+      });
+    }
+    files.set(chunksFile, chunksJson(golden === 'async-props.html' ? 'async-props-close.html' : golden, null, output, {
+      kind: pull ? 'incremental render, pull mode' : 'incremental render, push mode',
+      steps: STEPS,
+    }));
+    chunkLengths.set(golden, output.map((c) => c.bytes.length));
+  }
+
+  const usage = {};
+  for (const [bundle, u] of Object.entries(usageByBundle)) usage[bundle] = u.toJSON();
+  return { files, entries, chunkLengths, usage };
 }
 
 await main();

@@ -58,6 +58,17 @@ function renderingRequest({ name, domNodeId, props, trace, context }) {
 `;
 }
 
+// A request shaped like the gem's, but returning globalThis[helper](props,
+// railsContext): the stream fixtures' helpers (bundles/stream-app.js).
+function helperRequest({ helper, name, props, context }) {
+  return `(function(componentName = ${railsJSON(name)}, props = undefined) {
+  var railsContext = ${railsJSON(context)};
+  var usedProps = typeof props === 'undefined' ? ${railsJSON(props)} : props;
+  return ${helper}(usedProps, railsContext);
+})()
+`;
+}
+
 // Deterministic pseudo-random words (32-bit LCG, fixed seed).
 function makeRng(seed) {
   let state = seed >>> 0;
@@ -156,5 +167,84 @@ export function buildRequests() {
     }),
     // A trivial request for transport-cost benchmarks: just a string.
     'hello.js': "'<p>hello</p>'\n",
+    ...buildSupportModulesRequests(),
+  };
+}
+
+const NODE_APP_STATE = {
+  session: { user: { name: 'Ada Lovelace' }, visits: ['/landing'] },
+  cart: {
+    items: [
+      { sku: 'tea-01', name: 'Earl Grey <loose leaf>', qty: 2, priceCents: 1250 },
+      { sku: 'mug-07', name: 'Mug "Zürich" & saucer', qty: 1, priceCents: 899 },
+    ],
+  },
+};
+
+// Requests for the support-modules bundles (RENDERER_SUPPORT_MODULES on):
+// node-app-*.js, stream-app.js, async-app.js and async-props.js.
+function buildSupportModulesRequests() {
+  return {
+    // NodeApp (bundles/node-app-esbuild.js and node-app-webpack.js), two routes.
+    'node-app-home.js': renderingRequest({
+      name: 'NodeApp',
+      domNodeId: `NodeApp-react-component-${uuid(11)}`,
+      props: { location: '/', initialState: NODE_APP_STATE },
+      trace: false,
+      context: railsContext('/'),
+    }),
+    'node-app-about.js': renderingRequest({
+      name: 'NodeApp',
+      domNodeId: `NodeApp-react-component-${uuid(12)}`,
+      props: { location: '/about?ref=newsletter', initialState: NODE_APP_STATE },
+      trace: true,
+      context: railsContext('/about', 'ref=newsletter'),
+    }),
+    // bundles/stream-app.js helpers: a Node stream and a web ReadableStream.
+    'stream-pipeable.js': helperRequest({
+      helper: 'renderStream',
+      name: 'StreamPage',
+      props: {
+        title: 'Streaming <pipeable> page',
+        user: { name: 'Grace Hopper', bio: 'Compilers & COBOL — “debugging” since 1947.' },
+        posts: [
+          { id: 1, title: 'First post', body: 'Shell first, then the boundaries.' },
+          { id: 2, title: 'Second post', body: 'Non-BMP: 🚀 and U+2028 \u2028 inside text.' },
+        ],
+        recommendations: ['streams', 'suspense', 'café'],
+      },
+      context: railsContext('/stream'),
+    }),
+    'stream-web.js': helperRequest({
+      helper: 'renderWebStream',
+      name: 'WebPage',
+      props: { title: 'Web stream page', user: { name: 'Katherine Johnson', bio: 'Trajectories & orbits.' } },
+      context: railsContext('/stream/web'),
+    }),
+    // bundles/async-app.js: AsyncLocalStorage across timers, Promise.all and for-await.
+    'async-als.js': renderingRequest({
+      name: 'AsyncAlsPage',
+      domNodeId: `AsyncAlsPage-react-component-${uuid(13)}`,
+      props: { requestId: 'req-7f3a9c', userId: 42 },
+      trace: true,
+      context: railsContext('/als'),
+    }),
+    // bundles/async-props.js: the incremental-render sequence of PROTOCOL.md §8.
+    'async-props-initial.js': `(function(componentName = "AsyncPropsPage", props = undefined) {
+  var railsContext = ${railsJSON(railsContext('/async-props', 'tab=comments'))};
+  var usedProps = typeof props === 'undefined' ? ${railsJSON({ title: 'Async props & friends' })} : props;
+  return AsyncPropsApp.render({
+    title: usedProps.title,
+    expected: ${railsJSON(['user', 'comments', 'recommendations'])},
+    railsContext: railsContext,
+  });
+})()
+`,
+    'async-props-update-1.js': `AsyncPropsApp.deliver("user", ${railsJSON({ name: 'Ada <admin>', city: 'London' })})\n`,
+    'async-props-update-2.js': `AsyncPropsApp.deliver("comments", ${railsJSON([
+      { author: 'Grace', text: 'First! <b>bold</b>' },
+      { author: 'Linus', text: 'Ünïcödé and 🚀 count as bytes, not characters.' },
+    ])})\n`,
+    'async-props-close.js': 'AsyncPropsApp.close()\n',
   };
 }

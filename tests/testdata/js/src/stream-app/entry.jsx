@@ -1,0 +1,124 @@
+// Entry of bundles/stream-app.js (esbuild, Node CommonJS, RENDERER_SUPPORT_MODULES).
+// Registers StreamPage with React on Rails (rendered by renderToString it shows
+// its Suspense fallbacks) and exposes two global helpers for streaming tests:
+//   renderStream(props, railsContext)    -> a Node stream.PassThrough fed by
+//     renderToPipeableStream: the shell first, then one chunk per Suspense
+//     boundary as its data resolves on setTimeout (50, 100 and 150 ms).
+//   renderWebStream(props, railsContext) -> a web ReadableStream (the readable
+//     side of a TransformStream) fed by renderToReadableStream: the shell, then
+//     one Suspense boundary resolving after 50 ms.
+import ReactOnRails from 'react-on-rails';
+import { Suspense, use } from 'react';
+import { renderToPipeableStream, renderToReadableStream } from 'react-dom/server';
+import { PassThrough } from 'stream';
+
+const delay = (ms, value) => new Promise((resolve) => setTimeout(resolve, ms, value));
+
+function Profile({ resource }) {
+  const user = use(resource);
+  return (
+    <section className="profile">
+      <h2>{user.name}</h2>
+      <p>{user.bio}</p>
+    </section>
+  );
+}
+
+function Feed({ resource }) {
+  const posts = use(resource);
+  return (
+    <section className="feed">
+      <ul>
+        {posts.map((post) => (
+          <li key={post.id}>
+            <strong>{post.title}</strong> {post.body}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function Recommendations({ resource }) {
+  const items = use(resource);
+  return (
+    <aside className="recommendations">
+      {items.map((item) => (
+        <a key={item} href={`/r/${encodeURIComponent(item)}`}>
+          {item}
+        </a>
+      ))}
+    </aside>
+  );
+}
+
+export function StreamPage({ title, resources }) {
+  return (
+    <div className="stream-page">
+      <h1>{title}</h1>
+      <Suspense fallback={<p className="loading">Loading profile…</p>}>
+        <Profile resource={resources.profile} />
+      </Suspense>
+      <Suspense fallback={<p className="loading">Loading feed…</p>}>
+        <Feed resource={resources.feed} />
+      </Suspense>
+      <Suspense fallback={<p className="loading">Loading recommendations…</p>}>
+        <Recommendations resource={resources.recommendations} />
+      </Suspense>
+    </div>
+  );
+}
+
+function WebPage({ title, resource }) {
+  return (
+    <div className="web-stream-page">
+      <h1>{title}</h1>
+      <Suspense fallback={<p className="loading">Loading profile…</p>}>
+        <Profile resource={resource} />
+      </Suspense>
+    </div>
+  );
+}
+
+// Data "fetched" per request: each resolves on its own timer.
+const resourcesFor = (props) => ({
+  profile: delay(50, props.user),
+  feed: delay(100, props.posts),
+  recommendations: delay(150, props.recommendations),
+});
+
+globalThis.renderStream = function renderStream(props) {
+  const out = new PassThrough();
+  const { pipe, abort } = renderToPipeableStream(<StreamPage title={props.title} resources={resourcesFor(props)} />, {
+    onShellReady() {
+      pipe(out);
+    },
+    onShellError(error) {
+      out.destroy(error);
+    },
+    onError(error) {
+      console.error('renderStream:', String(error));
+    },
+  });
+  // A consumer that goes away stops the render (no-op once it is complete).
+  out.on('close', () => abort());
+  return out;
+};
+
+globalThis.renderWebStream = function renderWebStream(props) {
+  const { readable, writable } = new TransformStream();
+  renderToReadableStream(<WebPage title={props.title} resource={delay(50, props.user)} />, {
+    onError(error) {
+      console.error('renderWebStream:', String(error));
+    },
+  })
+    .then((stream) => stream.pipeTo(writable))
+    .catch((error) => writable.abort(error));
+  return readable;
+};
+
+// Rendered with serverRenderReactComponent (renderToString) the boundaries
+// show their fallbacks: renderToString does not wait for Suspense.
+ReactOnRails.register({
+  StreamPage: (props) => <StreamPage title={props.title} resources={resourcesFor(props)} />,
+});

@@ -1,0 +1,1 @@
+AsyncPropsApp.deliver("user", {"name":"Ada \u003cadmin\u003e","city":"London"})

@@ -1,21 +1,241 @@
 // The JavaScript half of the render environment (PROTOCOL.md §7), shared by
 // every engine. It is evaluated once per runtime, before the bundle, as a
-// function of the host's options; it returns the hooks the host calls.
-(function (options) {
+// function of the host's options and of the host object (the engine's thin
+// layer of Go functions); it returns the hooks the host calls.
+//
+// host: engine (name), getAsyncContext(), setAsyncContext(v), inAsyncJob(),
+// reportError(e), and with real timers setTimer(fn, ms, repeat),
+// setImmediate(fn), clearTimer(id), timerRef(id, on), timerHasRef(id),
+// timerRefresh(id).
+(function (options, host) {
   'use strict';
   var g = globalThis;
   g.global = g;
 
+  // ---- Engine gaps -------------------------------------------------------
+
+  // goja has no Symbol.asyncIterator; esbuild's lowered async iteration
+  // falls back to Symbol.for('Symbol.asyncIterator'), so use the same symbol.
+  if (typeof Symbol.asyncIterator !== 'symbol') {
+    Object.defineProperty(Symbol, 'asyncIterator', { value: Symbol.for('Symbol.asyncIterator') });
+  }
+
+  function gapError(what) {
+    return new Error('Intl is not available in gorender (' + host.engine + ' engine): ' + what +
+      ' cannot run. Format on the client, or pass preformatted strings in props.');
+  }
+
+  // No Intl: a page must never come out silently formatted differently from
+  // Node, so a global Intl exists (feature detection that checks for it and
+  // then uses it fails loudly, instead of taking a fallback whose output
+  // differs), and each of its members throws a message naming the gap.
+  if (typeof g.Intl === 'undefined') {
+    var Intl = {};
+    var members = ['Collator', 'DateTimeFormat', 'DisplayNames', 'DurationFormat', 'ListFormat', 'Locale',
+      'NumberFormat', 'PluralRules', 'RelativeTimeFormat', 'Segmenter'];
+    members.forEach(function (name) {
+      var ctor = function () { throw gapError('Intl.' + name); };
+      Object.defineProperty(ctor, 'name', { value: name });
+      ctor.supportedLocalesOf = function () { throw gapError('Intl.' + name + '.supportedLocalesOf'); };
+      Object.defineProperty(Intl, name, { value: ctor, writable: true, configurable: true });
+    });
+    ['getCanonicalLocales', 'supportedValuesOf'].forEach(function (name) {
+      Object.defineProperty(Intl, name, {
+        value: function () { throw gapError('Intl.' + name); }, writable: true, configurable: true,
+      });
+    });
+    Object.defineProperty(Intl, Symbol.toStringTag, { value: 'Intl', configurable: true });
+    Object.defineProperty(g, 'Intl', { value: Intl, writable: true, configurable: true });
+    installLocaleFormatting();
+  }
+
+  // Without Intl the engine's toLocaleString methods format their own way.
+  // Node's default locale is en-US: format exactly like it for that locale
+  // with no options, and fail loudly for anything else.
+  function installLocaleFormatting() {
+    function defaultLocale(locales, opts, what) {
+      if (opts !== undefined) throw gapError(what + ' with options');
+      if (locales === undefined) return;
+      var l = Array.isArray(locales) ? locales[0] : locales;
+      if (Array.isArray(locales) && locales.length === 0) return;
+      if (l === 'en-US' || l === 'en') return;
+      throw gapError(what + ' for locale ' + JSON.stringify(String(l)));
+    }
+    var numToString = Number.prototype.toString;
+    function group(intDigits) {
+      var out = '';
+      for (var i = intDigits.length; i > 3; i -= 3) out = ',' + intDigits.slice(i - 3, i) + out;
+      return intDigits.slice(0, i) + out;
+    }
+    // en-US: grouping, at most 3 fraction digits, rounded half away from
+    // zero on the shortest decimal representation (as ICU does).
+    function formatNumber(x) {
+      if (x !== x) return 'NaN';
+      var neg = x < 0 || (x === 0 && 1 / x < 0);
+      if (x === Infinity || x === -Infinity) return (neg ? '-' : '') + '∞';
+      var s = numToString.call(neg ? -x : x);
+      var digits, exp; // value = 0.digits * 10^exp
+      var m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(s);
+      digits = m[1] + (m[2] || '');
+      exp = m[1].length + (m[3] ? parseInt(m[3], 10) : 0);
+      var lead = digits.match(/^0*/)[0].length;
+      digits = digits.slice(lead);
+      exp -= lead;
+      if (digits === '') return neg ? '-0' : '0';
+      var keep = exp + 3; // digits before the rounding position
+      if (keep < 0) return neg ? '-0' : '0';
+      if (digits.length > keep) {
+        var roundUp = digits.charCodeAt(keep) >= 53; // '5'
+        digits = digits.slice(0, keep);
+        if (roundUp) {
+          var arr = digits.split('');
+          var i = arr.length - 1;
+          for (; i >= 0; i--) {
+            if (arr[i] === '9') { arr[i] = '0'; } else { arr[i] = String.fromCharCode(arr[i].charCodeAt(0) + 1); break; }
+          }
+          digits = arr.join('');
+          if (i < 0) { digits = '1' + digits; exp++; }
+        }
+      }
+      var intPart, frac;
+      if (exp <= 0) {
+        intPart = '0';
+        frac = new Array(-exp + 1).join('0') + digits;
+      } else if (digits.length <= exp) {
+        intPart = digits + new Array(exp - digits.length + 1).join('0');
+        frac = '';
+      } else {
+        intPart = digits.slice(0, exp);
+        frac = digits.slice(exp);
+      }
+      frac = frac.replace(/0+$/, '');
+      if (/^0*$/.test(intPart + frac)) return neg ? '-0' : '0';
+      return (neg ? '-' : '') + group(intPart.replace(/^0+(?=\d)/, '')) + (frac ? '.' + frac : '');
+    }
+    function define(proto, name, fn) {
+      Object.defineProperty(proto, name, { value: fn, writable: true, configurable: true });
+    }
+    define(Number.prototype, 'toLocaleString', function toLocaleString(locales, opts) {
+      defaultLocale(locales, opts, 'Number.prototype.toLocaleString');
+      return formatNumber(Number.prototype.valueOf.call(this));
+    });
+    if (typeof BigInt === 'function') {
+      define(BigInt.prototype, 'toLocaleString', function toLocaleString(locales, opts) {
+        defaultLocale(locales, opts, 'BigInt.prototype.toLocaleString');
+        var v = BigInt.prototype.valueOf.call(this);
+        var s = v < 0 ? (-v).toString() : v.toString();
+        return (v < 0 ? '-' : '') + group(s);
+      });
+    }
+    function pad2(n) { return n < 10 ? '0' + n : '' + n; }
+    function datePart(d) { return (d.getMonth() + 1) + '/' + d.getDate() + '/' + d.getFullYear(); }
+    function timePart(d) {
+      var h = d.getHours();
+      return ((h % 12) || 12) + ':' + pad2(d.getMinutes()) + ':' + pad2(d.getSeconds()) + ' ' + (h < 12 ? 'AM' : 'PM');
+    }
+    function localeDate(what, fmt) {
+      return function (locales, opts) {
+        defaultLocale(locales, opts, 'Date.prototype.' + what);
+        var t = Date.prototype.getTime.call(this);
+        if (t !== t) return 'Invalid Date';
+        return fmt(this);
+      };
+    }
+    define(Date.prototype, 'toLocaleString', localeDate('toLocaleString', function (d) { return datePart(d) + ', ' + timePart(d); }));
+    define(Date.prototype, 'toLocaleDateString', localeDate('toLocaleDateString', datePart));
+    define(Date.prototype, 'toLocaleTimeString', localeDate('toLocaleTimeString', timePart));
+    if (typeof Array.prototype.toLocaleString === 'function') {
+      // Array.prototype.toLocaleString calls the elements' methods: fine.
+    }
+  }
+
+  // \p{…} Unicode property escapes silently never match in goja. The host
+  // rewrites them into explicit classes where its Unicode tables know the
+  // property and throws a SyntaxError naming the gap otherwise. Regex
+  // literals reach the constructor because bundles that contain them are
+  // lowered at load (they become new RegExp(...) calls). The host patches
+  // RegExp only for such bundles (patchRegExp below).
+  function patchRegExp() {
+    if (typeof host.rewriteRegExp !== 'function' || nativePropertyEscapes() || Object.prototype.hasOwnProperty.call(g.RegExp, '__gorenderPatched')) return;
+    var NativeRegExp = g.RegExp;
+    var rewrite = host.rewriteRegExp;
+    var fix = function (args) {
+      var pattern = args[0], flags = args[1];
+      if (typeof pattern === 'string' && typeof flags === 'string' && flags.indexOf('u') >= 0 &&
+        (pattern.indexOf('\\p{') >= 0 || pattern.indexOf('\\P{') >= 0)) {
+        args = Array.prototype.slice.call(args);
+        args[0] = rewrite(pattern, flags);
+      }
+      return args;
+    };
+    // A plain function, not a Proxy: goja's instanceof rejects proxies.
+    var Patched = function RegExp(pattern, flags) {
+      var args = fix(arguments);
+      if (new.target) {
+        return Reflect.construct(NativeRegExp, args, new.target === Patched ? NativeRegExp : new.target);
+      }
+      return NativeRegExp.apply(undefined, args);
+    };
+    Object.setPrototypeOf(Patched, NativeRegExp);
+    Object.defineProperty(Patched, 'prototype', { value: NativeRegExp.prototype });
+    Object.defineProperty(Patched, '__gorenderPatched', { value: true });
+    Object.defineProperty(NativeRegExp.prototype, 'constructor', { value: Patched, writable: true, configurable: true });
+    g.RegExp = Patched;
+  }
+  function nativePropertyEscapes() {
+    try { return new RegExp('\\p{Lu}', 'u').test('A'); } catch (e) { return false; }
+  }
+
+  // ---- Async context -----------------------------------------------------
+
+  // The async context is an opaque frame {render, stores} that the engine
+  // carries across promise jobs (captured when a reaction is scheduled,
+  // restored while it runs); timers carry it below. render is the state of
+  // the render that started the work; stores holds AsyncLocalStorage values.
+  var ctxGet = host.getAsyncContext;
+  var ctxSet = host.setAsyncContext;
+  var loadState = { history: [], late: null, afterSync: false };
+  var current = loadState;
+
+  function renderState() {
+    var c = ctxGet();
+    return (c && c.render) || current;
+  }
+
+  // bind returns fn running in the async context current now.
+  function bind(fn) {
+    var captured = ctxGet();
+    return function () {
+      var prev = ctxGet();
+      ctxSet(captured);
+      try {
+        return fn.apply(this, arguments);
+      } finally {
+        ctxSet(prev);
+      }
+    };
+  }
+
+  // ---- console -----------------------------------------------------------
+
   // console records into the current render's history; react-on-rails
-  // builds consoleReplayScript from console.history.
-  var history = [];
+  // builds consoleReplayScript from console.history. Work of a render that
+  // outlives it records into that render's (finished) history, never into
+  // another's. Without replayAsyncLogs (REPLAY_SERVER_ASYNC_OPERATION_LOGS
+  // off), what runs after the render's synchronous part goes nowhere, as
+  // upstream resets console.history then.
   function recorder(level) {
     return function () {
       var args = Array.prototype.slice.call(arguments);
       if (typeof args[0] === 'string') {
         args[0] = '[SERVER] ' + args[0];
       }
-      history.push({ level: level, arguments: args });
+      var st = renderState();
+      var target = st.history;
+      if (!options.replayAsyncLogs && st !== loadState && (st.afterSync || host.inAsyncJob())) {
+        target = st.late || (st.late = []);
+      }
+      target.push({ level: level, arguments: args });
     };
   }
   var console = {
@@ -26,7 +246,16 @@
     debug: recorder('debug'),
     trace: recorder('debug'),
     dir: recorder('log'),
-    history: history,
+    history: loadState.history,
+  };
+  ['assert', 'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'table', 'time', 'timeEnd', 'timeLog', 'dirxml']
+    .forEach(function (name) { console[name] = function () {}; });
+  console.assert = function (ok) {
+    if (!ok) {
+      var args = Array.prototype.slice.call(arguments, 1);
+      args[0] = 'Assertion failed' + (args.length ? ': ' + args[0] : '');
+      console.error.apply(console, args);
+    }
   };
   g.console = console;
 
@@ -38,10 +267,109 @@
     }
   };
 
+  // ---- Timers ------------------------------------------------------------
+
+  // Timers are real (driven by the host's per-render event loop) or stubbed
+  // as no-ops; the host decides (options.stubTimers): the Node-compatible
+  // environment always has real ones.
+  var timers = {};
+  function invalidCallback(value) {
+    var err = new TypeError('The "callback" argument must be of type function. Received ' +
+      (value === null ? 'null' : typeof value === 'object' ? 'an instance of ' + ((value.constructor && value.constructor.name) || 'Object') : 'type ' + typeof value + ' (' + String(value) + ')'));
+    err.code = 'ERR_INVALID_ARG_TYPE';
+    return err;
+  }
   if (options.stubTimers) {
     var noop = function () {};
     ['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate', 'queueMicrotask']
-      .forEach(function (name) { g[name] = noop; });
+      .forEach(function (name) { g[name] = noop; timers[name] = noop; });
+  } else {
+    var Timeout = function Timeout(id, delay, repeat) {
+      this._id = id;
+      this._idleTimeout = delay;
+      this._repeat = repeat ? delay : null;
+      this._destroyed = false;
+    };
+    Timeout.prototype.ref = function () { host.timerRef(this._id, true); return this; };
+    Timeout.prototype.unref = function () { host.timerRef(this._id, false); return this; };
+    Timeout.prototype.hasRef = function () { return host.timerHasRef(this._id); };
+    Timeout.prototype.refresh = function () { host.timerRefresh(this._id); return this; };
+    Timeout.prototype.close = function () { host.clearTimer(this._id); this._destroyed = true; return this; };
+    Timeout.prototype[Symbol.toPrimitive] = function () { return this._id; };
+    var Immediate = function Immediate(id) { this._id = id; };
+    Immediate.prototype.ref = function () { host.timerRef(this._id, true); return this; };
+    Immediate.prototype.unref = function () { host.timerRef(this._id, false); return this; };
+    Immediate.prototype.hasRef = function () { return host.timerHasRef(this._id); };
+
+    var schedule = function (fn, args, delay, repeat) {
+      if (typeof fn !== 'function') throw invalidCallback(fn);
+      var ms = Number(delay);
+      if (!(ms >= 1 && ms <= 2147483647)) ms = 1;
+      var captured = ctxGet();
+      var t;
+      var id = host.setTimer(function () {
+        var prev = ctxGet();
+        ctxSet(captured);
+        try {
+          fn.apply(t, args);
+        } finally {
+          ctxSet(prev);
+        }
+      }, ms, repeat);
+      t = new Timeout(id, ms, repeat);
+      return t;
+    };
+    var clear = function (t) {
+      if (t === undefined || t === null) return;
+      if (typeof t === 'object') {
+        if (typeof t._id === 'number') host.clearTimer(t._id);
+        if (t instanceof Timeout) t._destroyed = true;
+        return;
+      }
+      var id = Number(t);
+      if (id === id) host.clearTimer(id);
+    };
+    timers.setTimeout = function setTimeout(fn, delay) {
+      return schedule(fn, Array.prototype.slice.call(arguments, 2), delay, false);
+    };
+    timers.setInterval = function setInterval(fn, delay) {
+      return schedule(fn, Array.prototype.slice.call(arguments, 2), delay, true);
+    };
+    timers.setImmediate = function setImmediate(fn) {
+      if (typeof fn !== 'function') throw invalidCallback(fn);
+      var args = Array.prototype.slice.call(arguments, 1);
+      var captured = ctxGet();
+      var im;
+      var id = host.setImmediate(function () {
+        var prev = ctxGet();
+        ctxSet(captured);
+        try {
+          fn.apply(im, args);
+        } finally {
+          ctxSet(prev);
+        }
+      });
+      im = new Immediate(id);
+      return im;
+    };
+    timers.clearTimeout = function clearTimeout(t) { clear(t); };
+    timers.clearInterval = function clearInterval(t) { clear(t); };
+    timers.clearImmediate = function clearImmediate(t) { clear(t); };
+    var resolved = Promise.resolve();
+    timers.queueMicrotask = function queueMicrotask(fn) {
+      if (typeof fn !== 'function') throw invalidCallback(fn);
+      resolved.then(function () {
+        try {
+          fn();
+        } catch (e) {
+          host.reportError(e);
+        }
+      });
+    };
+    timers.Timeout = Timeout;
+    timers.Immediate = Immediate;
+    ['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate', 'queueMicrotask']
+      .forEach(function (name) { g[name] = timers[name]; });
   }
 
   function isStream(value) {
@@ -80,21 +408,36 @@
   var stringify = JSON.stringify;
 
   return {
-    // begin sets the per-render globals and starts a fresh console history.
+    // begin sets the per-render globals, starts a fresh console history and
+    // a fresh async context for the render.
     begin: function (code, shared, runOnOtherBundle) {
-      history = [];
-      console.history = history;
+      var st = { history: [], late: null, afterSync: false };
+      current = st;
+      console.history = st.history;
+      ctxSet({ render: st, stores: null });
       g.renderingRequest = code;
       g.sharedExecutionContext = shared;
       g.runOnOtherBundle = runOnOtherBundle;
     },
+    // afterSync marks the end of the render's synchronous part: with
+    // replayAsyncLogs off, console.history starts afresh (as upstream).
+    afterSync: function () {
+      current.afterSync = true;
+      if (!options.replayAsyncLogs && current !== loadState) {
+        current.late = current.late || [];
+        console.history = current.late;
+      }
+    },
     // end clears the per-render globals.
     end: function () {
+      current = loadState;
+      ctxSet(undefined);
       delete g.renderingRequest;
       delete g.sharedExecutionContext;
       delete g.runOnOtherBundle;
     },
     makeShared: makeShared,
+    patchRegExp: patchRegExp,
     // kind classifies a completion value for the host.
     kind: function (value) {
       if (typeof value === 'string') return value === '' ? 'nil' : 'string';
@@ -118,5 +461,8 @@
       }
       return [String(e), ''];
     },
+    // What the Node-compatible environment builds on.
+    timers: timers,
+    asyncContext: { get: ctxGet, set: ctxSet, bind: bind },
   };
 })

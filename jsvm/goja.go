@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"time"
 
 	"github.com/dop251/goja"
@@ -20,46 +21,91 @@ const maxCallStackSize = 20000
 
 // NewEngine returns the engine named name ("goja" or "" for the default).
 func NewEngine(name string, opts Options) (Engine, error) {
-	if opts.SupportModules {
-		return nil, errors.New("RENDERER_SUPPORT_MODULES=true is not supported by this gorender build yet: the Node-compatible environment (CommonJS bundles, Buffer, streams) is being built; use plain-script bundles or unset it")
-	}
 	switch name {
 	case "", "goja":
-		env, err := goja.Compile("gorender-env.js", envSource, true)
+		env, err := envProgram()
 		if err != nil {
 			return nil, fmt.Errorf("compile the render environment: %w", err)
 		}
-		return &gojaEngine{opts: opts, env: env}, nil
+		e := &gojaEngine{opts: opts, env: env}
+		if opts.SupportModules {
+			if e.nodeEnv, err = nodeEnvProgram(); err != nil {
+				return nil, fmt.Errorf("compile the Node environment: %w", err)
+			}
+		}
+		return e, nil
 	default:
 		return nil, fmt.Errorf("unknown JavaScript engine %q (supported: goja)", name)
 	}
 }
 
 type gojaEngine struct {
-	opts Options
-	env  *goja.Program
+	opts    Options
+	env     *goja.Program
+	nodeEnv *goja.Program // nil unless SupportModules
 }
 
 type gojaProgram struct {
 	name string
+	path string // the bundle file on disk, "" if none
 	prg  *goja.Program
+	// module: compiled as a CommonJS wrapper (SupportModules).
+	module bool
+	// lowered: rewritten by esbuild before goja could parse it.
+	lowered bool
+	// propertyEscapes: may build \p{…} regexes, which need the rewrite.
+	propertyEscapes bool
 }
 
 func (p *gojaProgram) Name() string { return p.name }
 
 func (e *gojaEngine) Name() string { return "goja" }
 
-func (e *gojaEngine) Compile(name, source string) (Program, error) {
-	prg, err := goja.Compile(name+".js", source, false)
+// Compile parses the bundle with goja; if goja cannot parse it (async
+// generators, for await, regex flags it lacks) or it may use \p{…} regex
+// escapes, the bundle is first lowered with esbuild. Parsing first keeps the
+// common case free of the transform and keeps the bundle's own line numbers.
+func (e *gojaEngine) Compile(name, path, source string) (Program, error) {
+	p := &gojaProgram{name: name, path: path, module: e.opts.SupportModules, propertyEscapes: mayUsePropertyEscapes(source)}
+	src := source
+	if p.propertyEscapes {
+		lowered, err := lowerForGoja(name+".js", source, true)
+		if err != nil {
+			return nil, fmt.Errorf("compile bundle %s: %v", name, err)
+		}
+		src, p.lowered = lowered, true
+	}
+	prg, err := e.compile(name, src, p.module)
+	if err != nil && !p.lowered {
+		lowered, lerr := lowerForGoja(name+".js", source, false)
+		if lerr != nil {
+			// A real syntax error: goja's message is about the bundle as sent.
+			return nil, fmt.Errorf("compile bundle %s: %w", name, err)
+		}
+		var lowErr error
+		if prg, lowErr = e.compile(name, lowered, p.module); lowErr != nil {
+			return nil, fmt.Errorf("compile bundle %s: %w (and after lowering it with esbuild for goja: %v)", name, err, lowErr)
+		}
+		err = nil
+		p.lowered = true
+	}
 	if err != nil {
 		return nil, fmt.Errorf("compile bundle %s: %w", name, err)
 	}
-	return &gojaProgram{name: name, prg: prg}, nil
+	p.prg = prg
+	return p, nil
+}
+
+func (e *gojaEngine) compile(name, source string, module bool) (*goja.Program, error) {
+	if module {
+		return compileModule(name+".js", source)
+	}
+	return goja.Compile(name+".js", source, false)
 }
 
 // gojaHooks are the functions env.js returns.
 type gojaHooks struct {
-	begin, end, makeShared, kind, toPromise, stringify, errorParts goja.Callable
+	begin, afterSync, end, makeShared, kind, toPromise, stringify, errorParts goja.Callable
 }
 
 type gojaRuntime struct {
@@ -67,11 +113,38 @@ type gojaRuntime struct {
 	hooks     gojaHooks
 	jsonParse goja.Callable
 	broken    bool
+
+	engine *gojaEngine
+	// loop drives real timers; nil when timers are stubbed.
+	loop *eventLoop
+	// asyncCtx is the current async context (env.js's frame); inJob is
+	// true while a promise job runs.
+	asyncCtx goja.Value
+	inJob    bool
+	// uncaught is the first exception of a callback with no caller (a
+	// microtask, a nextTick): it fails the render.
+	uncaught goja.Value
+	// fs is the bundle's read-only file system (SupportModules).
+	fs *bundleFS
+	// runModule and patchRegExp are hooks of the Node environment and env.js.
+	runModule   goja.Callable
+	patchRegExp goja.Callable
+	regexpDone  bool
 }
+
+// realTimers is the timer rule: the Node-compatible environment always has
+// real timers (PROTOCOL.md §7 lists them with RENDERER_SUPPORT_MODULES);
+// otherwise RENDERER_STUB_TIMERS decides.
+func (o Options) realTimers() bool { return o.SupportModules || !o.StubTimers }
 
 func (e *gojaEngine) NewRuntime() (Runtime, error) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(maxCallStackSize)
+	r := &gojaRuntime{vm: vm, engine: e, fs: &bundleFS{}}
+	if e.opts.realTimers() {
+		r.loop = newEventLoop()
+	}
+	vm.SetAsyncContextTracker(gojaTracker{r})
 	setup, err := vm.RunProgram(e.env)
 	if err != nil {
 		return nil, fmt.Errorf("install the render environment: %w", err)
@@ -81,19 +154,24 @@ func (e *gojaEngine) NewRuntime() (Runtime, error) {
 		return nil, errors.New("install the render environment: env.js is not a function")
 	}
 	options := vm.NewObject()
-	if err := options.Set("stubTimers", e.opts.StubTimers); err != nil {
-		return nil, fmt.Errorf("install the render environment: %w", err)
+	for k, v := range map[string]bool{
+		"stubTimers":      !e.opts.realTimers(),
+		"replayAsyncLogs": e.opts.ReplayAsyncLogs,
+	} {
+		if err := options.Set(k, v); err != nil {
+			return nil, fmt.Errorf("install the render environment: %w", err)
+		}
 	}
-	hooksValue, err := setupFn(goja.Undefined(), options)
+	host := r.hostObject(e.nodeEnv != nil)
+	hooksValue, err := setupFn(goja.Undefined(), options, host)
 	if err != nil {
 		return nil, fmt.Errorf("install the render environment: %w", err)
 	}
-	r := &gojaRuntime{vm: vm}
 	hooksObj := hooksValue.ToObject(vm)
 	for name, dst := range map[string]*goja.Callable{
-		"begin": &r.hooks.begin, "end": &r.hooks.end, "makeShared": &r.hooks.makeShared,
+		"begin": &r.hooks.begin, "afterSync": &r.hooks.afterSync, "end": &r.hooks.end, "makeShared": &r.hooks.makeShared,
 		"kind": &r.hooks.kind, "toPromise": &r.hooks.toPromise, "stringify": &r.hooks.stringify,
-		"errorParts": &r.hooks.errorParts,
+		"errorParts": &r.hooks.errorParts, "patchRegExp": &r.patchRegExp,
 	} {
 		fn, ok := goja.AssertFunction(hooksObj.Get(name))
 		if !ok {
@@ -101,12 +179,48 @@ func (e *gojaEngine) NewRuntime() (Runtime, error) {
 		}
 		*dst = fn
 	}
+	if e.nodeEnv != nil {
+		if err := r.installNode(host, hooksObj); err != nil {
+			return nil, fmt.Errorf("install the Node environment: %w", err)
+		}
+	}
 	parse, ok := goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("parse"))
 	if !ok {
 		return nil, errors.New("install the render environment: JSON.parse missing")
 	}
 	r.jsonParse = parse
 	return r, nil
+}
+
+// installNode runs the Node environment's installer: lazy globals now, the
+// CommonJS loader for Load.
+func (r *gojaRuntime) installNode(host *goja.Object, envHooks *goja.Object) error {
+	v, err := r.vm.RunProgram(r.engine.nodeEnv)
+	if err != nil {
+		return err
+	}
+	factory, ok := goja.AssertFunction(v)
+	if !ok {
+		return errors.New("node-env.js is not a function")
+	}
+	installValue, err := factory(goja.Undefined())
+	if err != nil {
+		return err
+	}
+	install, ok := goja.AssertFunction(installValue)
+	if !ok {
+		return errors.New("node-env.js does not export install")
+	}
+	hooks, err := install(goja.Undefined(), host, envHooks)
+	if err != nil {
+		return err
+	}
+	run, ok := goja.AssertFunction(hooks.ToObject(r.vm).Get("runModule"))
+	if !ok {
+		return errors.New("node-env.js: runModule missing")
+	}
+	r.runModule = run
+	return nil
 }
 
 func (r *gojaRuntime) Broken() bool { return r.broken }
@@ -137,8 +251,39 @@ func (r *gojaRuntime) Load(ctx context.Context, p Program) (err error) {
 	defer r.recoverInto(&err)
 	stop := r.watch(ctx)
 	defer stop()
-	if _, err := r.vm.RunProgram(gp.prg); err != nil {
-		if errors.As(err, new(*goja.InterruptedError)) {
+	if gp.propertyEscapes && !r.regexpDone {
+		r.regexpDone = true
+		if _, err := r.patchRegExp(goja.Undefined()); err != nil {
+			return fmt.Errorf("load bundle %s: %w", gp.name, err)
+		}
+	}
+	value, err := r.vm.RunProgram(gp.prg)
+	if err == nil && gp.module {
+		err = r.runAsModule(gp, value)
+	}
+	if err == nil && r.uncaught != nil {
+		message, stack := r.errorParts(r.uncaught)
+		r.uncaught = nil
+		return fmt.Errorf("load bundle %s: %s\n%s", gp.name, message, stack)
+	}
+	if err == nil && r.loop != nil {
+		// Work the bundle scheduled while loading runs if it is due now
+		// (setImmediate, 0 ms timers); later timers are cancelled, as every
+		// render's are: nothing of the load runs inside a render.
+		err = r.loop.run(ctx, func() bool { return r.uncaught != nil || !r.loop.dueNow() })
+		if errors.Is(err, errLoopIdle) {
+			err = nil
+		}
+		if err == nil && r.uncaught != nil {
+			message, stack := r.errorParts(r.uncaught)
+			r.uncaught = nil
+			r.loop.reset()
+			return fmt.Errorf("load bundle %s: %s\n%s", gp.name, message, stack)
+		}
+		r.loop.reset()
+	}
+	if err != nil {
+		if errors.As(err, new(*goja.InterruptedError)) || ctx.Err() != nil {
 			r.broken = true
 			return fmt.Errorf("load bundle %s: interrupted: %w", gp.name, ctx.Err())
 		}
@@ -146,6 +291,20 @@ func (r *gojaRuntime) Load(ctx context.Context, p Program) (err error) {
 		return fmt.Errorf("load bundle %s: %s\n%s", gp.name, message, stack)
 	}
 	return nil
+}
+
+// runAsModule calls the compiled CommonJS wrapper as the main module, with
+// __filename the bundle's path and fs confined to its directory.
+func (r *gojaRuntime) runAsModule(gp *gojaProgram, wrapper goja.Value) error {
+	filename, dirname := gp.name+".js", "."
+	if gp.path != "" {
+		if abs, err := filepath.Abs(gp.path); err == nil {
+			filename, dirname = abs, filepath.Dir(abs)
+		}
+		r.fs = newBundleFS(gp.path)
+	}
+	_, err := r.runModule(goja.Undefined(), wrapper, r.vm.ToValue(filename), r.vm.ToValue(dirname))
+	return err
 }
 
 // recoverInto turns a panic from the engine or a host function into an
@@ -165,26 +324,61 @@ func (r *gojaRuntime) Eval(ctx context.Context, code string, req *Request) (res 
 	started := time.Now()
 	stop := r.watch(ctx)
 	defer stop()
+	defer r.finish()
 
 	value, rerr := r.evaluate(ctx, "renderingRequest", code, req)
+	if rerr == nil {
+		rerr = r.takeUncaught()
+	}
 	if rerr != nil {
 		return Result{}, r.renderError(ctx, started, code, rerr)
+	}
+	if _, err := r.hooks.afterSync(goja.Undefined()); err != nil {
+		return Result{}, r.renderError(ctx, started, code, err)
 	}
 	return r.result(ctx, started, code, value)
 }
 
 // evaluate runs code with the per-render globals set, returning its
-// completion value.
+// completion value. The globals stay set until finish, so that the render's
+// asynchronous part sees them too.
 func (r *gojaRuntime) evaluate(ctx context.Context, name, code string, req *Request) (goja.Value, error) {
 	shared, err := r.hooks.makeShared(goja.Undefined(), r.sharedOps(req.Shared))
 	if err != nil {
 		return nil, err
 	}
+	r.uncaught = nil
 	if _, err := r.hooks.begin(goja.Undefined(), r.vm.ToValue(code), shared, r.vm.ToValue(r.runOnOtherBundle(ctx, req))); err != nil {
 		return nil, err
 	}
-	defer func() { _, _ = r.hooks.end(goja.Undefined()) }()
 	return r.vm.RunScript(name, code)
+}
+
+// finish ends a render: per-render globals cleared, pending timers and
+// immediates cancelled, so nothing of it runs in the next render.
+func (r *gojaRuntime) finish() {
+	if r.loop != nil {
+		r.loop.reset()
+	}
+	r.uncaught = nil
+	if !r.broken {
+		_, _ = r.hooks.end(goja.Undefined())
+	}
+	r.asyncCtx = nil
+}
+
+// uncaughtError is an exception thrown by a callback that had no caller.
+type uncaughtError struct{ value goja.Value }
+
+func (e *uncaughtError) Error() string { return "uncaught exception" }
+
+func (r *gojaRuntime) takeUncaught() error {
+	if r.uncaught == nil {
+		return nil
+	}
+	v := r.uncaught
+	r.uncaught = nil
+	return &uncaughtError{v}
 }
 
 // result turns a completion value into the answer (PROTOCOL.md §5).
@@ -201,7 +395,7 @@ func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string
 	case "stream":
 		return Result{}, &RenderError{Kind: KindUnsupported, Text: "The rendering request returned a stream: streaming renders are not supported by this gorender build yet.\n"}
 	case "promise", "thenable":
-		settled, err := r.settle(value)
+		settled, err := r.settle(ctx, value)
 		if err != nil {
 			return Result{}, r.renderError(ctx, started, code, err)
 		}
@@ -245,10 +439,11 @@ func (r *gojaRuntime) stringified(ctx context.Context, started time.Time, code s
 	return Result{Body: s.String()}, nil
 }
 
-// settle adopts value into a promise and returns it once the job queue has
-// run. Without an event loop (stub timers) nothing else can settle it, so a
+// settle adopts value into a promise and returns it once settled. With real
+// timers the event loop runs until it settles, ctx ends or nothing is left
+// that could settle it; with stub timers only the job queue has run, so a
 // pending promise is an error.
-func (r *gojaRuntime) settle(value goja.Value) (*goja.Promise, error) {
+func (r *gojaRuntime) settle(ctx context.Context, value goja.Value) (*goja.Promise, error) {
 	adopted, err := r.hooks.toPromise(goja.Undefined(), value)
 	if err != nil {
 		return nil, err
@@ -257,8 +452,24 @@ func (r *gojaRuntime) settle(value goja.Value) (*goja.Promise, error) {
 	if !ok {
 		return nil, errors.New("the rendering request's thenable could not be adopted into a promise")
 	}
-	if p.State() == goja.PromiseStatePending {
+	if err := r.takeUncaught(); err != nil {
+		return nil, err
+	}
+	if p.State() != goja.PromiseStatePending {
+		return p, nil
+	}
+	if r.loop == nil {
 		return nil, errors.New("the rendering request returned a promise that never settled: timers are stubbed (RENDERER_STUB_TIMERS), so nothing can resolve it")
+	}
+	err = r.loop.run(ctx, func() bool { return r.uncaught != nil || p.State() != goja.PromiseStatePending })
+	if err == nil {
+		err = r.takeUncaught()
+	}
+	switch {
+	case errors.Is(err, errLoopIdle):
+		return nil, errors.New("the rendering request returned a promise that never settled: no timer, immediate or other pending work was left that could resolve it")
+	case err != nil:
+		return nil, err
 	}
 	return p, nil
 }
@@ -266,7 +477,7 @@ func (r *gojaRuntime) settle(value goja.Value) (*goja.Promise, error) {
 // renderError turns an evaluation failure into the answer's error.
 func (r *gojaRuntime) renderError(ctx context.Context, started time.Time, code string, err error) error {
 	var interrupted *goja.InterruptedError
-	if errors.As(err, &interrupted) {
+	if errors.As(err, &interrupted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		r.broken = true
 		return interruptedError(ctx, started)
 	}
@@ -278,6 +489,11 @@ func (r *gojaRuntime) renderError(ctx context.Context, started time.Time, code s
 	var renderErr *RenderError
 	if errors.As(err, &renderErr) {
 		return renderErr
+	}
+	var uncaught *uncaughtError
+	if errors.As(err, &uncaught) {
+		message, stack := r.errorParts(uncaught.value)
+		return &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
 	}
 	message, stack := r.exceptionParts(err)
 	return &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
@@ -336,13 +552,21 @@ func (r *gojaRuntime) runOnOtherBundle(ctx context.Context, req *Request) func(g
 func (r *gojaRuntime) evalOnOther(ctx context.Context, other *gojaRuntime, code string, req *Request) goja.Value {
 	stop := other.watch(ctx)
 	defer stop()
+	defer other.finish()
 	value, err := other.evaluate(ctx, "runOnOtherBundle", code, req)
+	if err == nil {
+		err = other.takeUncaught()
+	}
 	if err != nil {
 		if errors.As(err, new(*goja.InterruptedError)) {
 			other.broken = true
 			panic(r.vm.NewGoError(fmt.Errorf("runOnOtherBundle: interrupted: %w", ctx.Err())))
 		}
 		message, _ := other.exceptionParts(err)
+		var uncaught *uncaughtError
+		if errors.As(err, &uncaught) {
+			message, _ = other.errorParts(uncaught.value)
+		}
 		panic(r.vm.NewGoError(fmt.Errorf("runOnOtherBundle: %s", message)))
 	}
 	kind, err := other.hooks.kind(goja.Undefined(), value)
@@ -351,8 +575,17 @@ func (r *gojaRuntime) evalOnOther(ctx context.Context, other *gojaRuntime, code 
 	}
 	switch kind.String() {
 	case "promise", "thenable":
-		settled, err := other.settle(value)
+		settled, err := other.settle(ctx, value)
 		if err != nil {
+			if ctx.Err() != nil {
+				other.broken = true
+				panic(r.vm.NewGoError(fmt.Errorf("runOnOtherBundle: interrupted: %w", ctx.Err())))
+			}
+			var uncaught *uncaughtError
+			if errors.As(err, &uncaught) {
+				message, _ := other.errorParts(uncaught.value)
+				err = errors.New(message)
+			}
 			panic(r.vm.NewGoError(fmt.Errorf("runOnOtherBundle: %w", err)))
 		}
 		p, resolve, reject := r.vm.NewPromise()

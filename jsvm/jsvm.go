@@ -19,8 +19,16 @@ type Options struct {
 	// StubTimers makes setTimeout and friends no-ops (RENDERER_STUB_TIMERS).
 	StubTimers bool
 	// SupportModules asks for the Node-compatible environment
-	// (RENDERER_SUPPORT_MODULES). Not built yet: NewEngine refuses it.
+	// (RENDERER_SUPPORT_MODULES): Node and Web globals, the bundle evaluated
+	// as a CommonJS module with a require serving Node built-ins, and real
+	// timers whatever StubTimers says (upstream offers real timers there).
 	SupportModules bool
+	// ReplayAsyncLogs keeps console output of a render's asynchronous part
+	// (after its synchronous evaluation returned) in the render's console
+	// history (REPLAY_SERVER_ASYNC_OPERATION_LOGS). Off, console.history
+	// starts afresh after the synchronous part, as upstream does, and what
+	// the asynchronous part logs is not replayed.
+	ReplayAsyncLogs bool
 }
 
 // Engine compiles bundles and makes runtimes. An Engine is safe for
@@ -29,8 +37,11 @@ type Engine interface {
 	// Name is the engine's name as reported in /info and logs ("goja").
 	Name() string
 	// Compile parses a bundle once; the Program may be loaded by many runtimes
-	// on different goroutines. name is the bundle id, used in stack traces.
-	Compile(name, source string) (Program, error)
+	// on different goroutines. name is the bundle id, used in stack traces;
+	// path is the bundle file (<cache>/<id>/<id>.js), or "" when it is not on
+	// disk: with SupportModules it is __filename, and fs reads only its
+	// directory.
+	Compile(name, path, source string) (Program, error)
 	// NewRuntime makes a runtime with the environment installed and no bundle.
 	NewRuntime() (Runtime, error)
 }
@@ -130,7 +141,8 @@ func interruptedError(ctx context.Context, started time.Time) *RenderError {
 	if d, ok := ctx.Deadline(); ok {
 		limit = d.Sub(started)
 	}
+	// Rounded up: the deadline was set a moment before the render started.
+	limit = (limit + time.Millisecond - 1).Truncate(time.Millisecond)
 	return &RenderError{Kind: KindTimeout, Text: fmt.Sprintf(
-		"Render timed out after %s: the rendering request was interrupted and its JavaScript runtime replaced.",
-		limit.Round(time.Millisecond))}
+		"Render timed out after %s: the rendering request was interrupted and its JavaScript runtime replaced.", limit)}
 }

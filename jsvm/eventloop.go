@@ -1,0 +1,381 @@
+package jsvm
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// eventLoop drives one runtime's timers, immediates and work posted from
+// other goroutines. It knows nothing of JavaScript: callbacks are Go funcs
+// that the engine layer builds around JS functions, and an error returned by
+// one (an exception thrown from a timer callback) stops the loop and fails
+// the render.
+//
+// Everything but post and hold runs on the runtime's goroutine: the loop runs
+// only while the host calls run, so JS never runs concurrently with the
+// caller. Promise jobs are not the loop's business: the engine drains them
+// after each top-level call, i.e. after every callback the loop makes.
+type eventLoop struct {
+	timers     timerHeap
+	byID       map[int64]*loopTimer
+	immediates []*loopImmediate
+	nextID     int64
+	seq        uint64
+
+	mu     sync.Mutex
+	posted []func() error
+	holds  int           // external sources that may still post (streams)
+	gen    uint64        // bumped by reset: stale holds release nothing
+	wake   chan struct{} // capacity 1: something was posted or a hold ended
+}
+
+type loopTimer struct {
+	id     int64
+	due    time.Time
+	seq    uint64
+	delay  time.Duration
+	repeat bool // setInterval
+	ref    bool
+	fn     func() error
+	index  int
+}
+
+type loopImmediate struct {
+	id        int64
+	fn        func() error
+	ref       bool
+	cancelled bool
+}
+
+func newEventLoop() *eventLoop {
+	return &eventLoop{byID: make(map[int64]*loopTimer), wake: make(chan struct{}, 1)}
+}
+
+// Node clamps delays below 1 ms, and above 2^31-1 ms, to 1 ms.
+const maxTimerDelay = time.Duration(1<<31-1) * time.Millisecond
+
+func clampDelay(d time.Duration) time.Duration {
+	if d < time.Millisecond || d > maxTimerDelay {
+		return time.Millisecond
+	}
+	return d
+}
+
+// setTimer schedules fn after d, every d when repeat; it returns the
+// timer's id.
+func (l *eventLoop) setTimer(d time.Duration, repeat bool, fn func() error) int64 {
+	d = clampDelay(d)
+	l.nextID++
+	l.seq++
+	t := &loopTimer{id: l.nextID, due: time.Now().Add(d), seq: l.seq, delay: d, repeat: repeat, ref: true, fn: fn}
+	heap.Push(&l.timers, t)
+	l.byID[t.id] = t
+	return t.id
+}
+
+// clearTimer cancels a timer or an immediate; unknown ids are ignored.
+func (l *eventLoop) clearTimer(id int64) {
+	if t, ok := l.byID[id]; ok {
+		delete(l.byID, id)
+		if t.index >= 0 {
+			heap.Remove(&l.timers, t.index)
+		}
+		return
+	}
+	for _, im := range l.immediates {
+		if im.id == id {
+			im.cancelled = true
+		}
+	}
+}
+
+// refreshTimer restarts a timer's delay from now (Timeout.refresh).
+func (l *eventLoop) refreshTimer(id int64) {
+	t, ok := l.byID[id]
+	if !ok || t.index < 0 {
+		return
+	}
+	l.seq++
+	t.due, t.seq = time.Now().Add(t.delay), l.seq
+	heap.Fix(&l.timers, t.index)
+}
+
+// setRef marks whether a timer or immediate keeps the loop alive (Node's
+// ref/unref): a render whose promise waits only on unref'd timers is stuck.
+func (l *eventLoop) setRef(id int64, ref bool) {
+	if t, ok := l.byID[id]; ok {
+		t.ref = ref
+		return
+	}
+	for _, im := range l.immediates {
+		if im.id == id {
+			im.ref = ref
+		}
+	}
+}
+
+// hasRef reports whether a timer or immediate is pending and ref'd.
+func (l *eventLoop) hasRef(id int64) bool {
+	if t, ok := l.byID[id]; ok {
+		return t.ref
+	}
+	for _, im := range l.immediates {
+		if im.id == id && !im.cancelled {
+			return im.ref
+		}
+	}
+	return false
+}
+
+// setImmediate runs fn on the loop's next turn.
+func (l *eventLoop) setImmediate(fn func() error) int64 {
+	l.nextID++
+	l.immediates = append(l.immediates, &loopImmediate{id: l.nextID, fn: fn, ref: true})
+	return l.nextID
+}
+
+// post runs fn on the loop from any goroutine. Posts made while no render
+// runs wait for the next run, unless reset drops them first.
+func (l *eventLoop) post(fn func() error) {
+	l.mu.Lock()
+	l.posted = append(l.posted, fn)
+	l.mu.Unlock()
+	l.notify()
+}
+
+// hold keeps run waiting for posts even when no timer is pending (a stream
+// feeding the render from another goroutine). Call release once when the
+// source is done; releases after a reset are ignored.
+func (l *eventLoop) hold() (release func()) {
+	l.mu.Lock()
+	l.holds++
+	gen := l.gen
+	l.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			if l.gen == gen {
+				l.holds--
+			}
+			l.mu.Unlock()
+			l.notify()
+		})
+	}
+}
+
+func (l *eventLoop) notify() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// reset cancels every timer, immediate, post and hold: nothing of one render
+// runs in the next.
+func (l *eventLoop) reset() {
+	l.timers = l.timers[:0]
+	clear(l.byID)
+	l.immediates = nil
+	l.mu.Lock()
+	l.posted = nil
+	l.holds = 0
+	l.gen++
+	l.mu.Unlock()
+	select {
+	case <-l.wake:
+	default:
+	}
+}
+
+// pending reports whether anything ref'd could still run.
+func (l *eventLoop) pending() bool {
+	for _, im := range l.immediates {
+		if !im.cancelled && im.ref {
+			return true
+		}
+	}
+	for _, t := range l.timers {
+		if t.ref {
+			return true
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.posted) > 0 || l.holds > 0
+}
+
+// dueNow reports whether something is runnable without waiting.
+func (l *eventLoop) dueNow() bool {
+	for _, im := range l.immediates {
+		if !im.cancelled {
+			return true
+		}
+	}
+	if len(l.timers) > 0 && !l.timers[0].due.After(time.Now()) {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.posted) > 0
+}
+
+// errLoopIdle is run's answer when done() is false and nothing pending can
+// ever make it true.
+var errLoopIdle = errors.New("event loop idle")
+
+// run runs callbacks until done() is true, ctx ends (its error is returned),
+// a callback fails (its error is returned) or nothing is pending
+// (errLoopIdle). Each turn runs posted work, then the timers due at its start
+// in due order, then the immediates queued before it, like Node's phases;
+// done is checked after every callback.
+func (l *eventLoop) run(ctx context.Context, done func() bool) error {
+	var sleeper *time.Timer
+	defer func() {
+		if sleeper != nil {
+			sleeper.Stop()
+		}
+	}()
+	for {
+		if done() {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ran, err := l.turn(ctx, done)
+		if err != nil || (ran && done()) {
+			return err
+		}
+		if ran {
+			continue
+		}
+		if !l.pending() {
+			return errLoopIdle
+		}
+		// Sleep until the next timer, a post, a released hold or ctx's end.
+		var timerC <-chan time.Time
+		if len(l.timers) > 0 {
+			wait := time.Until(l.timers[0].due)
+			if wait <= 0 {
+				continue
+			}
+			if sleeper == nil {
+				sleeper = time.NewTimer(wait)
+			} else {
+				sleeper.Reset(wait)
+			}
+			timerC = sleeper.C
+		}
+		select {
+		case <-timerC:
+		case <-l.wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if sleeper != nil {
+			sleeper.Stop()
+		}
+	}
+}
+
+// turn runs one round of posted work, due timers and immediates; it reports
+// whether it ran anything.
+func (l *eventLoop) turn(ctx context.Context, done func() bool) (ran bool, err error) {
+	l.mu.Lock()
+	posted := l.posted
+	l.posted = nil
+	l.mu.Unlock()
+	for i, fn := range posted {
+		ran = true
+		if err := fn(); err != nil {
+			l.requeue(posted[i+1:])
+			return ran, err
+		}
+		if done() || ctx.Err() != nil {
+			l.requeue(posted[i+1:])
+			return ran, nil
+		}
+	}
+
+	now := time.Now()
+	for len(l.timers) > 0 && !l.timers[0].due.After(now) {
+		t := l.timers[0]
+		if t.repeat {
+			l.seq++
+			t.due, t.seq = now.Add(t.delay), l.seq
+			heap.Fix(&l.timers, 0)
+		} else {
+			heap.Pop(&l.timers)
+			delete(l.byID, t.id)
+		}
+		ran = true
+		if err := t.fn(); err != nil {
+			return ran, err
+		}
+		if done() || ctx.Err() != nil {
+			return ran, nil
+		}
+	}
+
+	queued := l.immediates
+	l.immediates = nil
+	for i, im := range queued {
+		if im.cancelled {
+			continue
+		}
+		im.cancelled = true // ran: clearImmediate of it is a no-op now
+		ran = true
+		if err := im.fn(); err != nil {
+			l.immediates = append(queued[i+1:len(queued):len(queued)], l.immediates...)
+			return ran, err
+		}
+		if done() || ctx.Err() != nil {
+			l.immediates = append(queued[i+1:len(queued):len(queued)], l.immediates...)
+			return ran, nil
+		}
+	}
+	return ran, nil
+}
+
+func (l *eventLoop) requeue(fns []func() error) {
+	if len(fns) == 0 {
+		return
+	}
+	l.mu.Lock()
+	l.posted = append(append([]func() error(nil), fns...), l.posted...)
+	l.mu.Unlock()
+}
+
+// timerHeap orders timers by due time, then by scheduling order.
+type timerHeap []*loopTimer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].due.Equal(h[j].due) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].due.Before(h[j].due)
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*loopTimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	n := len(old)
+	t := old[n-1]
+	old[n-1] = nil
+	t.index = -1
+	*h = old[:n-1]
+	return t
+}

@@ -1,0 +1,43 @@
+'use strict';
+// buffer: Buffer from the buffer package, plus atob/btoa and constants.
+
+var b = require('buffer/');
+
+var Buffer = b.Buffer;
+
+function atob(input) {
+  if (arguments.length === 0) throw require('./errors').withCode(new TypeError('The "data" argument must be specified'), 'ERR_MISSING_ARGS');
+  var s = String(input).replace(/[\t\n\f\r ]/g, '');
+  if (s.length % 4 === 0) s = s.replace(/==?$/, '');
+  if (s.length % 4 === 1 || /[^+/0-9A-Za-z]/.test(s)) {
+    var DOMException = require('./events-target').DOMException;
+    throw new DOMException('The string to be decoded is not correctly encoded.', 'InvalidCharacterError');
+  }
+  return Buffer.from(s, 'base64').toString('latin1');
+}
+
+function btoa(input) {
+  if (arguments.length === 0) throw require('./errors').withCode(new TypeError('The "data" argument must be specified'), 'ERR_MISSING_ARGS');
+  var s = String(input);
+  for (var i = 0; i < s.length; i++) {
+    if (s.charCodeAt(i) > 255) {
+      var DOMException = require('./events-target').DOMException;
+      throw new DOMException('Invalid character', 'InvalidCharacterError');
+    }
+  }
+  return Buffer.from(s, 'latin1').toString('base64');
+}
+
+module.exports = {
+  Buffer: Buffer,
+  SlowBuffer: b.SlowBuffer,
+  INSPECT_MAX_BYTES: b.INSPECT_MAX_BYTES,
+  kMaxLength: b.kMaxLength,
+  kStringMaxLength: 536870888,
+  constants: { MAX_LENGTH: b.kMaxLength, MAX_STRING_LENGTH: 536870888 },
+  atob: atob,
+  btoa: btoa,
+  isUtf8: function (input) {
+    try { new (require('./text').TextDecoder)('utf-8', { fatal: true }).decode(input); return true; } catch (e) { return false; }
+  },
+};

@@ -1,0 +1,215 @@
+'use strict';
+// The Node-compatible environment of RENDERER_SUPPORT_MODULES (PROTOCOL.md
+// §7), shared by every engine. The asset built from this file is compiled
+// once per process and evaluated once per runtime; install() then defines
+// the Node and Web globals as lazy getters and returns the hooks that
+// evaluate the bundle as a CommonJS module. Built-ins are created on first
+// use, so a runtime that never touches URL never pays for it.
+//
+// host (the engine's thin layer, Go functions):
+//   engine; processEnv() -> object; processInfo() -> [version, platform, arch, pid, engine];
+//   hrtime() -> [s, ns]; now() -> ms since timeOrigin; timeOrigin;
+//   fsRead(path) -> ArrayBuffer; fsReadText(path) -> string; fsStat(path) -> [isDir, size, mode, mtimeMs];
+//   fsReaddir(path) -> [[name, isDir]]; fsRealpath(path) -> string (fs functions throw Node-style errors);
+//   compileModule(source, filename) -> function (exports, require, module, __filename, __dirname);
+//   randomBytes(n) -> ArrayBuffer; randomUUID() -> string; hash(alg, key|null, data|null) -> ArrayBuffer;
+//   utf8Encode(s) -> ArrayBuffer; utf8EncodeInto(s, buffer, offset, length) -> [read, written];
+//   utf8Decode(buffer|null, offset, length, pending, stream, fatal) -> [text, pending] | null;
+//   reportError(e) plus the async context and timer functions env.js uses.
+
+var state = require('./state');
+
+var BUILTINS = ['assert', 'async_hooks', 'buffer', 'crypto', 'events', 'fs', 'fs/promises', 'path', 'path/posix',
+  'perf_hooks', 'process', 'querystring', 'stream', 'stream/promises', 'stream/web', 'string_decoder', 'timers',
+  'timers/promises', 'url', 'util', 'util/types'];
+
+function factories() {
+  return {
+    assert: function () { return require('./assert'); },
+    async_hooks: function () { return require('./async-hooks'); },
+    buffer: function () { return require('./buffer'); },
+    crypto: function () { return require('./crypto'); },
+    events: function () { return require('./events'); },
+    fs: function () { return require('./fs'); },
+    'fs/promises': function () { return require('./fs').promises; },
+    path: function () { return require('path-browserify'); },
+    'path/posix': function () { return require('path-browserify'); },
+    perf_hooks: function () { return { performance: require('./performance'), PerformanceObserver: function () {} }; },
+    process: function () { return require('./process'); },
+    querystring: function () { return require('querystring-es3'); },
+    stream: function () { return require('./stream'); },
+    'stream/promises': function () { return require('./stream').promises; },
+    'stream/web': function () { return require('./stream-web'); },
+    string_decoder: function () { return require('string_decoder/'); },
+    timers: function () { return require('./timers'); },
+    'timers/promises': function () { return require('./timers').promises; },
+    url: function () { return require('./url'); },
+    util: function () { return require('./util'); },
+    'util/types': function () { return require('./util').types; },
+  };
+}
+
+function defineLazy(g, name, get) {
+  Object.defineProperty(g, name, {
+    configurable: true,
+    enumerable: false,
+    get: function () {
+      var value = get();
+      Object.defineProperty(g, name, { value: value, writable: true, configurable: true, enumerable: false });
+      return value;
+    },
+    set: function (value) {
+      Object.defineProperty(g, name, { value: value, writable: true, configurable: true, enumerable: false });
+    },
+  });
+}
+
+module.exports = function install(host, env) {
+  state.host = host;
+  state.env = env;
+  var g = globalThis;
+
+  var lazy = {
+    process: function () { return require('./process'); },
+    Buffer: function () { return require('./buffer').Buffer; },
+    atob: function () { return require('./buffer').atob; },
+    btoa: function () { return require('./buffer').btoa; },
+    TextEncoder: function () { return require('./text').TextEncoder; },
+    TextDecoder: function () { return require('./text').TextDecoder; },
+    URL: function () { return require('./url').URL; },
+    URLSearchParams: function () { return require('./url').URLSearchParams; },
+    AbortController: function () { return require('./events-target').AbortController; },
+    AbortSignal: function () { return require('./events-target').AbortSignal; },
+    Event: function () { return require('./events-target').Event; },
+    EventTarget: function () { return require('./events-target').EventTarget; },
+    CustomEvent: function () { return require('./events-target').CustomEvent; },
+    DOMException: function () { return require('./events-target').DOMException; },
+    MessageChannel: function () { return require('./message-channel').MessageChannel; },
+    MessagePort: function () { return require('./message-channel').MessagePort; },
+    structuredClone: function () { return require('./structured-clone'); },
+    performance: function () { return require('./performance'); },
+    crypto: function () { return require('./crypto').webcrypto; },
+  };
+  ['ReadableStream', 'ReadableStreamDefaultReader', 'ReadableStreamBYOBReader', 'ReadableStreamBYOBRequest',
+    'ReadableByteStreamController', 'ReadableStreamDefaultController', 'TransformStream',
+    'TransformStreamDefaultController', 'WritableStream', 'WritableStreamDefaultWriter',
+    'WritableStreamDefaultController', 'ByteLengthQueuingStrategy', 'CountQueuingStrategy', 'TextEncoderStream',
+    'TextDecoderStream'].forEach(function (name) {
+    lazy[name] = function () { return require('./stream-web')[name]; };
+  });
+  Object.keys(lazy).forEach(function (name) {
+    if (!(name in g)) defineLazy(g, name, lazy[name]);
+  });
+
+  var make = factories();
+  var builtinCache = Object.create(null);
+  var moduleCache = Object.create(null);
+  var pathMod = null;
+  function path() { return pathMod || (pathMod = require('path-browserify')); }
+
+  function notFound(request, parentFile) {
+    var err = new Error("Cannot find module '" + request + "'\nRequire stack:\n- " + parentFile +
+      "\ngorender's Node environment (RENDERER_SUPPORT_MODULES) serves these built-ins (also as node:<name>): " +
+      BUILTINS.join(', ') + '; and .js/.json files inside the bundle\'s directory.');
+    err.code = 'MODULE_NOT_FOUND';
+    err.requireStack = [parentFile];
+    return err;
+  }
+
+  function isFile(p) {
+    try {
+      return !host.fsStat(p)[0];
+    } catch (e) {
+      return false;
+    }
+  }
+
+  function resolveFile(request, dir, parentFile) {
+    var base = path().resolve(dir, request);
+    var candidates = [base, base + '.js', base + '.json', base + '.cjs', path().join(base, 'index.js'), path().join(base, 'index.json')];
+    for (var i = 0; i < candidates.length; i++) {
+      if (isFile(candidates[i])) return candidates[i];
+    }
+    throw notFound(request, parentFile);
+  }
+
+  function makeRequire(mod) {
+    function req(id) {
+      if (typeof id !== 'string') throw require('./errors').invalidArgType('id', 'of type string', id);
+      if (id === '') throw require('./errors').invalidArgValue('id', id, 'must be a non-empty string');
+      var name = id.slice(0, 5) === 'node:' ? id.slice(5) : id;
+      if (Object.prototype.hasOwnProperty.call(make, name)) {
+        return builtinCache[name] || (builtinCache[name] = make[name]());
+      }
+      if (name.charAt(0) === '.' || name.charAt(0) === '/') {
+        var file = resolveFile(name, mod.path, mod.filename);
+        return loadFile(file, mod).exports;
+      }
+      throw notFound(id, mod.filename);
+    }
+    req.resolve = function (id) {
+      var name = id.slice(0, 5) === 'node:' ? id.slice(5) : id;
+      if (Object.prototype.hasOwnProperty.call(make, name)) return id;
+      if (name.charAt(0) === '.' || name.charAt(0) === '/') return resolveFile(name, mod.path, mod.filename);
+      throw notFound(id, mod.filename);
+    };
+    req.resolve.paths = function () { return null; };
+    req.cache = moduleCache;
+    req.main = mainModule;
+    req.extensions = Object.create(null);
+    return req;
+  }
+
+  var mainModule = null;
+
+  function Module(filename, parent) {
+    this.id = parent ? filename : '.';
+    this.path = path().dirname(filename);
+    this.exports = {};
+    this.filename = filename;
+    this.loaded = false;
+    this.children = [];
+    this.paths = [];
+    this.parent = parent || null;
+    this.require = makeRequire(this);
+  }
+
+  function loadFile(file, parent) {
+    if (moduleCache[file]) return moduleCache[file];
+    var mod = new Module(file, parent);
+    moduleCache[file] = mod;
+    parent.children.push(mod);
+    try {
+      if (/\.json$/.test(file)) {
+        mod.exports = JSON.parse(host.fsReadText(file));
+      } else {
+        var fn = host.compileModule(host.fsReadText(file), file);
+        fn.call(mod.exports, mod.exports, mod.require, mod, file, mod.path);
+      }
+    } catch (e) {
+      delete moduleCache[file];
+      throw e;
+    }
+    mod.loaded = true;
+    return mod;
+  }
+
+  return {
+    builtins: BUILTINS,
+    // runModule evaluates the compiled bundle wrapper as the main module.
+    runModule: function (fn, filename, dirname) {
+      state.filename = filename;
+      state.dirname = dirname;
+      var mod = new Module(filename, null);
+      mod.path = dirname;
+      mainModule = mod;
+      mod.require.main = mod;
+      moduleCache[filename] = mod;
+      var pd = Object.getOwnPropertyDescriptor(g, 'process');
+      if (pd && pd.value) pd.value.mainModule = mod;
+      fn.call(mod.exports, mod.exports, mod.require, mod, filename, dirname);
+      mod.loaded = true;
+      return mod.exports;
+    },
+  };
+};

@@ -1,0 +1,507 @@
+package jsvm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func renderErr(t *testing.T, err error) *RenderError {
+	t.Helper()
+	var re *RenderError
+	if !errors.As(err, &re) {
+		t.Fatalf("error = %v, want *RenderError", err)
+	}
+	return re
+}
+
+func evalCode(t *testing.T, rt Runtime, code string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := rt.Eval(ctx, code, NewRequest(nil))
+	return res.Body, err
+}
+
+func mustEval(t *testing.T, rt Runtime, code string) string {
+	t.Helper()
+	got, err := evalCode(t, rt, code)
+	if err != nil {
+		t.Fatalf("%s: %v", code, err)
+	}
+	return got
+}
+
+func TestFSIsConfinedToTheBundleDirectory(t *testing.T) {
+	rt, dir := loadSnippetRuntime(t, Options{})
+	outside := filepath.Join(filepath.Dir(dir), "outside.txt")
+	tests := []struct{ name, code, want string }{
+		{"companion beside the bundle", `require('fs').readFileSync(require('path').join(__dirname, 'loadable-stats.json'), 'utf8')`,
+			`{"publicPath":"/packs/","chunks":{"main":["main.js"]}}` + "\n"},
+		{"relative to cwd = bundle dir", `require('fs').readFileSync('sub/inner.txt', 'utf8') + process.cwd().endsWith('bundle-dir')`, "inner\ntrue"},
+		{"symlink inside pointing inside", `require('fs').readFileSync(__dirname + '/inner-link', 'utf8')`, "inner\n"},
+		{"dot-dot", `(() => { try { return require('fs').readFileSync(__dirname + '/../outside.txt', 'utf8'); } catch (e) { return e.code + ' ' + e.syscall + ' ' + e.errno; } })()`, "ENOENT open -2"},
+		{"dot-dot hidden in the middle", `(() => { try { return require('fs').readFileSync(__dirname + '/sub/../../outside.txt', 'utf8'); } catch (e) { return e.code; } })()`, "ENOENT"},
+		{"absolute elsewhere", `(() => { try { return require('fs').readFileSync(` + jsString(outside) + `, 'utf8'); } catch (e) { return e.code + ' ' + e.message.split(',')[0]; } })()`, "ENOENT ENOENT: no such file or directory"},
+		{"system file", `(() => { try { return require('fs').readFileSync('/etc/passwd', 'utf8'); } catch (e) { return e.code; } })()`, "ENOENT"},
+		{"symlink pointing out", `(() => { try { return require('fs').readFileSync(__dirname + '/escape-link', 'utf8'); } catch (e) { return e.code; } })()`, "ENOENT"},
+		{"stat through symlink pointing out", `(() => { try { require('fs').statSync(__dirname + '/escape-link'); return 'stat'; } catch (e) { return e.code; } })()`, "ENOENT"},
+		{"exists through symlink pointing out", `String(require('fs').existsSync(__dirname + '/escape-link'))`, "false"},
+		{"readdir of the parent", `(() => { try { return require('fs').readdirSync(__dirname + '/..').join(); } catch (e) { return e.code; } })()`, "ENOENT"},
+		{"NUL byte", `(() => { try { return require('fs').readFileSync(__dirname + '/loadable-stats.json\0/../../outside.txt'); } catch (e) { return e.code; } })()`, "ERR_INVALID_ARG_VALUE"},
+		{"directory read", `(() => { try { return require('fs').readFileSync(__dirname); } catch (e) { return e.code; } })()`, "EISDIR"},
+		{"write", `(() => { try { require('fs').writeFileSync(__dirname + '/new.txt', 'x'); return 'wrote'; } catch (e) { return e.code + ' ' + e.message; } })()`,
+			"EROFS EROFS: read-only file system, open '" + dir + "/new.txt'"},
+		{"mkdir", `(() => { try { require('fs').mkdirSync(__dirname + '/d'); return 'made'; } catch (e) { return e.code; } })()`, "EROFS"},
+		{"async read outside", `new Promise((resolve) => require('fs').readFile('/etc/hostname', (err) => resolve(err ? err.code : 'read')))`, "ENOENT"},
+		{"promises read outside", `require('fs/promises').readFile('/etc/hostname').then(() => 'read', (e) => e.code)`, "ENOENT"},
+		{"realpath stays in the directory as given", `require('fs').realpathSync(__dirname + '/inner-link') === __dirname + '/sub/inner.txt' ? 'ok' : 'bad'`, "ok"},
+		{"require a file beside the bundle", `(() => { const h = require('./helper'); return h.twice(21) + ' ' + h.dir + ' ' + require('./data.json').n + ' ' + (require('./helper.js') === h); })()`, "42 bundle-dir 7 true"},
+		{"require a file outside", `(() => { try { require('../outside.txt'); return 'loaded'; } catch (e) { return e.code; } })()`, "MODULE_NOT_FOUND"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := evalSnippet(t, rt, tc.code)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.txt")); !os.IsNotExist(err) {
+		t.Fatal("a write reached the disk")
+	}
+}
+
+func TestBundleSymlinkedIntoSnapshotsIsReadable(t *testing.T) {
+	// <cache>/<id>/<id>.js may be a relative symlink into
+	// <cache>.artifact-snapshots/<id>/: the bundle may still read itself.
+	root := t.TempDir()
+	snap := filepath.Join(root, "cache.artifact-snapshots", "b1")
+	dir := filepath.Join(root, "cache", "b1")
+	for _, d := range []string{snap, dir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := `globalThis.size = () => require('fs').readFileSync(__filename).length + ' ' + require('path').basename(__filename);`
+	if err := os.WriteFile(filepath.Join(snap, "b1.js"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../cache.artifact-snapshots/b1/b1.js", filepath.Join(dir, "b1.js")); err != nil {
+		t.Fatal(err)
+	}
+	e := nodeEngine(t, Options{})
+	p, err := e.Compile("b1", filepath.Join(dir, "b1.js"), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := e.NewRuntime()
+	if err := rt.Load(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustEval(t, rt, `size()`); got != fmt.Sprintf("%d b1.js", len(src)) {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestProcessEnv(t *testing.T) {
+	rt, _ := loadSnippetRuntime(t, Options{})
+	want := os.Getenv("NODE_ENV")
+	if want == "" {
+		if _, set := os.LookupEnv("NODE_ENV"); !set {
+			want = "production"
+		}
+	}
+	got := mustEval(t, rt, `JSON.stringify([process.env.NODE_ENV, 'RENDERER_PASSWORD' in process.env, process.env.PATH === undefined])`)
+	if got != fmt.Sprintf(`[%q,false,false]`, want) {
+		t.Fatalf("got %s", got)
+	}
+}
+
+// Pending timers of one render never fire in the next one.
+func TestTimersDoNotLeakIntoTheNextRender(t *testing.T) {
+	for _, opts := range []Options{{SupportModules: true}, {StubTimers: false}} {
+		t.Run(fmt.Sprintf("supportModules=%v", opts.SupportModules), func(t *testing.T) {
+			e, err := NewEngine("goja", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := newLoaded(t, e, "b1", `globalThis.fired = [];`)
+			if got := mustEval(t, rt, `setTimeout(() => fired.push('timeout'), 20); setInterval(() => fired.push('interval'), 5); setImmediate(() => fired.push('immediate')); 'first'`); got != "first" {
+				t.Fatal(got)
+			}
+			got := mustEval(t, rt, `new Promise((resolve) => setTimeout(() => resolve(JSON.stringify(fired)), 60))`)
+			if got != "[]" {
+				t.Fatalf("timers of the first render fired in the second: %s", got)
+			}
+		})
+	}
+}
+
+func TestRealTimerErrors(t *testing.T) {
+	e := nodeEngine(t, Options{})
+	rt := newLoaded(t, e, "b1", `var x = 1;`)
+	_, err := evalCode(t, rt, `new Promise((resolve) => setTimeout(() => { throw new TypeError('boom in timer'); }, 1))`)
+	if re := renderErr(t, err); re.Kind != KindJS || !strings.Contains(re.Text, "EXCEPTION MESSAGE:\nboom in timer") || !strings.Contains(re.Text, "TypeError: boom in timer") {
+		t.Fatalf("timer exception: %v", re.Text)
+	}
+	_, err = evalCode(t, rt, `new Promise(() => { queueMicrotask(() => { throw new Error('boom in microtask'); }); setTimeout(() => {}, 50); })`)
+	if re := renderErr(t, err); re.Kind != KindJS || !strings.Contains(re.Text, "boom in microtask") {
+		t.Fatalf("microtask exception: %v", re.Text)
+	}
+	_, err = evalCode(t, rt, `new Promise(() => {})`)
+	if re := renderErr(t, err); re.Kind != KindJS || !strings.Contains(re.Text, "never settled") {
+		t.Fatalf("unsettled: %v", re.Text)
+	}
+	_, err = evalCode(t, rt, `new Promise((resolve) => setTimeout(resolve, 50).unref())`)
+	if re := renderErr(t, err); !strings.Contains(re.Text, "never settled") {
+		t.Fatalf("unref'd timer kept the render alive: %v", re.Text)
+	}
+	if rt.Broken() {
+		t.Fatal("runtime broken by ordinary errors")
+	}
+	if got := mustEval(t, rt, `new Promise((resolve) => setTimeout(() => resolve('still fine'), 1))`); got != "still fine" {
+		t.Fatal(got)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	started := time.Now()
+	_, err = rt.Eval(ctx, `new Promise((resolve) => setTimeout(resolve, 60000))`, NewRequest(nil))
+	if re := renderErr(t, err); re.Kind != KindTimeout || !strings.HasPrefix(re.Text, "Render timed out after 100ms") {
+		t.Fatalf("timeout: %v %q", re.Kind, re.Text)
+	}
+	if time.Since(started) > 2*time.Second {
+		t.Fatal("the sleeping loop did not stop at the deadline")
+	}
+	if !rt.Broken() {
+		t.Fatal("timed-out runtime not retired")
+	}
+}
+
+// Console history belongs to its render: work of an earlier render that
+// resumes later logs into the earlier render's history.
+func TestConsoleHistoryNeverCrossesRenders(t *testing.T) {
+	e := nodeEngine(t, Options{ReplayAsyncLogs: true})
+	rt := newLoaded(t, e, "b1", `var gate = null;`)
+	first := mustEval(t, rt, `
+		gate = new Promise((resolve) => { globalThis.release = resolve; });
+		(async () => { await gate; console.log('late, from render 1'); })();
+		console.log('render 1');
+		JSON.stringify(console.history)`)
+	if first != `[{"level":"log","arguments":["[SERVER] render 1"]}]` {
+		t.Fatal(first)
+	}
+	second := mustEval(t, rt, `(async () => {
+		release();
+		await new Promise((resolve) => setTimeout(resolve, 1));
+		console.log('render 2');
+		return JSON.stringify(console.history);
+	})()`)
+	if second != `[{"level":"log","arguments":["[SERVER] render 2"]}]` {
+		t.Fatalf("histories crossed: %s", second)
+	}
+}
+
+// react-on-rails keeps a reference to console.history before awaiting; with
+// REPLAY_SERVER_ASYNC_OPERATION_LOGS the awaited work's logs land in it,
+// without it they do not (upstream resets console.history after the
+// synchronous part).
+func TestReplayAsyncLogs(t *testing.T) {
+	code := `(() => {
+		const captured = console.history;
+		console.log('sync');
+		const p = (async () => {
+			await null;
+			console.info('after await');
+			await new Promise((resolve) => setTimeout(resolve, 1));
+			console.warn('after timer');
+			return JSON.stringify(captured.map((e) => e.arguments[0]));
+		})();
+		console.history = [];
+		return p;
+	})()`
+	for _, tc := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{SupportModules: true, ReplayAsyncLogs: true}, `["[SERVER] sync","[SERVER] after await","[SERVER] after timer"]`},
+		{Options{SupportModules: true}, `["[SERVER] sync"]`},
+		{Options{StubTimers: true, ReplayAsyncLogs: true}, ""},
+	} {
+		e, err := NewEngine("goja", tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := newLoaded(t, e, "b1", `var x;`)
+		got, err := evalCode(t, rt, code)
+		if tc.want == "" {
+			// Stub timers: the timer never fires, so the promise never settles.
+			if err == nil || !strings.Contains(err.Error(), "never settled") {
+				t.Fatalf("stub timers: %q %v", got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Fatalf("%+v: got %q %v, want %q", tc.opts, got, err, tc.want)
+		}
+	}
+}
+
+func TestAsyncLocalStorageAcrossAwaitsAndRenders(t *testing.T) {
+	e := nodeEngine(t, Options{})
+	rt := newLoaded(t, e, "b1", `
+		const { AsyncLocalStorage } = require('async_hooks');
+		const als = new AsyncLocalStorage();
+		globalThis.renderWith = (id) => als.run({ id }, async () => {
+			const seen = [als.getStore().id];
+			await null;
+			seen.push(als.getStore().id);
+			await Promise.resolve();
+			seen.push(als.getStore().id);
+			await new Promise((resolve) => setTimeout(resolve, 2));
+			seen.push(als.getStore().id);
+			await new Promise((resolve) => setImmediate(resolve));
+			seen.push(als.getStore().id);
+			await new Promise((resolve) => process.nextTick(resolve));
+			seen.push(als.getStore().id);
+			return seen.join(',');
+		});
+		globalThis.peek = () => String(als.getStore() && als.getStore().id);
+		globalThis.enter = (id) => { als.enterWith({ id }); return peek(); };
+	`)
+	if got := mustEval(t, rt, `renderWith('A')`); got != "A,A,A,A,A,A" {
+		t.Fatalf("render A: %s", got)
+	}
+	if got := mustEval(t, rt, `renderWith('B').then((s) => s + ' ' + peek())`); got != "B,B,B,B,B,B undefined" {
+		t.Fatalf("render B: %s", got)
+	}
+	if got := mustEval(t, rt, `Promise.all([renderWith('C'), renderWith('D')]).then((a) => a.join(' '))`); got != "C,C,C,C,C,C D,D,D,D,D,D" {
+		t.Fatalf("concurrent: %s", got)
+	}
+	if got := mustEval(t, rt, `enter('E')`); got != "E" {
+		t.Fatal(got)
+	}
+	if got := mustEval(t, rt, `peek()`); got != "undefined" {
+		t.Fatalf("enterWith of one render leaked into the next: %s", got)
+	}
+}
+
+func TestUnsupportedModuleFailsClearly(t *testing.T) {
+	e := nodeEngine(t, Options{})
+	p, err := e.Compile("b1", "", `const cp = require('child_process');`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := e.NewRuntime()
+	err = rt.Load(context.Background(), p)
+	if err == nil || !strings.Contains(err.Error(), "Cannot find module 'child_process'") ||
+		!strings.Contains(err.Error(), "serves these built-ins (also as node:<name>): assert, async_hooks, buffer, crypto") {
+		t.Fatalf("load error = %v", err)
+	}
+}
+
+// goja has no async generators: such a bundle is lowered with esbuild once,
+// at compile, and renders as in Node.
+func TestAsyncGeneratorBundleIsLowered(t *testing.T) {
+	src := `
+async function* numbers(n) { for (let i = 1; i <= n; i++) { await null; yield i; } }
+async function sum(n) { let s = 0; for await (const x of numbers(n)) s += x; return s; }
+globalThis.run = async (n) => 'sum=' + (await sum(n)) + ' indices=' + JSON.stringify(/(?<word>b+)/d.exec('abbc').indices[0]);
+`
+	for _, opts := range []Options{{SupportModules: true}, {StubTimers: true}} {
+		e, err := NewEngine("goja", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := e.Compile("gen", "", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.(*gojaProgram).lowered {
+			t.Fatal("not lowered")
+		}
+		rt, _ := e.NewRuntime()
+		if err := rt.Load(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		// The d flag is a gap: lowering makes it fail at run time, loudly,
+		// not at parse time for the whole bundle.
+		_, err = evalCode(t, rt, `run(4)`)
+		if err == nil || !strings.Contains(err.Error(), "Invalid flags supplied to RegExp constructor 'd'") {
+			t.Fatalf("d flag: %v", err)
+		}
+	}
+	e := nodeEngine(t, Options{})
+	rt := newLoaded(t, e, "gen2", `async function* g() { yield 'a'; await null; yield 'b'; }
+globalThis.run = async () => { const out = []; for await (const x of g()) out.push(x); return out.join('+'); };`)
+	if got := mustEval(t, rt, `run()`); got != "a+b" {
+		t.Fatal(got)
+	}
+	plain, err := e.Compile("plain", "", `var x = async () => 1;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.(*gojaProgram).lowered {
+		t.Fatal("a bundle goja parses was lowered")
+	}
+	if _, err := e.Compile("broken", "", `function (`); err == nil || !strings.Contains(err.Error(), "SyntaxError") {
+		t.Fatalf("syntax error: %v", err)
+	}
+}
+
+func TestIntlFailsLoudly(t *testing.T) {
+	for _, opts := range []Options{{SupportModules: true}, {StubTimers: true}} {
+		e, err := NewEngine("goja", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := newLoaded(t, e, "b1", `var x;`)
+		_, err = evalCode(t, rt, `new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(5)`)
+		if re := renderErr(t, err); re.Kind != KindJS || !strings.Contains(re.Text, "Intl is not available in gorender (goja engine): Intl.NumberFormat cannot run") {
+			t.Fatalf("Intl.NumberFormat: %q", re.Text)
+		}
+		if got := mustEval(t, rt, `typeof Intl + ' ' + typeof Intl.DateTimeFormat + ' ' + Object.prototype.toString.call(Intl)`); got != "object function [object Intl]" {
+			t.Fatal(got)
+		}
+		// Recorded from Node 20 (default locale en-US, TZ=UTC for the dates,
+		// which are built in local time so any TZ gives the same text).
+		want := "1,234.5|1,234,567.891|0.001|-1.001|1,000,000,000,000,000,000,000|-0|NaN|1,000|12,345,678,901,234,567,890|1/5/2024, 1:04:05 PM|12/25/2024|12:00:09 AM"
+		got := mustEval(t, rt, `[(1234.5).toLocaleString(), (1234567.891).toLocaleString("en-US"), (0.0005).toLocaleString(), (-1.0005).toLocaleString(), (1e21).toLocaleString(), (-0).toLocaleString(), (NaN).toLocaleString(), (999.9996).toLocaleString(), (12345678901234567890n).toLocaleString(), new Date(2024, 0, 5, 13, 4, 5).toLocaleString(), new Date(2024, 11, 25, 0, 0, 9).toLocaleDateString(), new Date(2024, 11, 25, 0, 0, 9).toLocaleTimeString()].join("|")`)
+		if got != want {
+			t.Fatalf("toLocaleString:\ngot  %s\nwant %s", got, want)
+		}
+		_, err = evalCode(t, rt, `(1234.5).toLocaleString('de-DE')`)
+		if re := renderErr(t, err); !strings.Contains(re.Text, `Number.prototype.toLocaleString for locale "de-DE" cannot run`) {
+			t.Fatalf("de-DE: %q", re.Text)
+		}
+	}
+}
+
+func TestUnicodePropertyEscapes(t *testing.T) {
+	src := `globalThis.props = () => JSON.stringify([/\p{Lu}/u.test("É"), /^\p{Script=Greek}+$/u.test("αβγ"), "a1-b2_ü".match(/[\p{L}\d]+/gu), "x é 😀".replace(/\P{L}/gu, "."), /^\p{ID_Start}\p{ID_Continue}*$/u.test("ñame1"), new RegExp("\\p{Ll}+", "u").exec("ABcdE")[0], /\p{Nd}/u.test("٣"), /^[\p{Alphabetic}]+$/u.test("Straße"), /^\P{Lu}+$/u.test("abc")]);
+globalThis.emoji = () => /\p{Extended_Pictographic}/u.test("😀");`
+	e := nodeEngine(t, Options{})
+	rt := newLoaded(t, e, "props", src)
+	// Recorded from Node 20.
+	if got := mustEval(t, rt, `props()`); got != `[true,true,["a1","b2","ü"],"x.é..",true,"cd",true,true,true]` {
+		t.Fatalf("got %s", got)
+	}
+	_, err := evalCode(t, rt, `emoji()`)
+	if re := renderErr(t, err); !strings.Contains(re.Text, `no Unicode data for \p{Extended_Pictographic}`) {
+		t.Fatalf("emoji: %q", re.Text)
+	}
+	// A regex that is not a property escape keeps working, and instanceof
+	// and constructor checks hold with the patched RegExp.
+	if got := mustEval(t, rt, `[/a/ instanceof RegExp, new RegExp('b') instanceof RegExp, /a/.constructor === RegExp, 'a-b'.split(/-/).length].join()`); got != "true,true,true,2" {
+		t.Fatal(got)
+	}
+}
+
+func TestEventLoop(t *testing.T) {
+	l := newEventLoop()
+	var log []string
+	add := func(s string) func() error { return func() error { log = append(log, s); return nil } }
+	l.setTimer(20*time.Millisecond, false, add("t20"))
+	l.setTimer(5*time.Millisecond, false, add("t5a"))
+	l.setTimer(5*time.Millisecond, false, add("t5b"))
+	cleared := l.setTimer(time.Millisecond, false, add("cleared"))
+	l.clearTimer(cleared)
+	l.setImmediate(add("immediate"))
+	var n int
+	var iv int64
+	iv = l.setTimer(2*time.Millisecond, true, func() error {
+		n++
+		if n == 3 {
+			l.clearTimer(iv)
+		}
+		return nil
+	})
+	if err := l.run(context.Background(), func() bool { return false }); !errors.Is(err, errLoopIdle) {
+		t.Fatalf("run: %v", err)
+	}
+	if got := strings.Join(log, ","); got != "immediate,t5a,t5b,t20" || n != 3 {
+		t.Fatalf("order %s, interval ran %d times", got, n)
+	}
+
+	// A callback error stops the loop.
+	boom := errors.New("boom")
+	l.setTimer(time.Millisecond, false, func() error { return boom })
+	l.setTimer(2*time.Millisecond, false, add("after boom"))
+	if err := l.run(context.Background(), func() bool { return false }); !errors.Is(err, boom) {
+		t.Fatalf("run: %v", err)
+	}
+	l.reset()
+	if l.pending() {
+		t.Fatal("reset left work pending")
+	}
+
+	// post from another goroutine wakes a sleeping loop; hold keeps it alive.
+	release := l.hold()
+	var done atomic.Bool
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		l.post(func() error { done.Store(true); return nil })
+		release()
+	}()
+	if err := l.run(context.Background(), done.Load); err != nil {
+		t.Fatal(err)
+	}
+
+	// ctx ends a sleeping loop.
+	l.setTimer(time.Hour, false, add("never"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := l.run(ctx, func() bool { return false }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+func TestUTF8DecodeStreamingAtEverySplit(t *testing.T) {
+	full := []byte("aé€😀z\xf0\x9f\x98\x80")
+	want, _, _ := utf8Decode(nil, full, false, false)
+	for i := 0; i <= len(full); i++ {
+		for j := i; j <= len(full); j++ {
+			var got string
+			var pending []byte
+			for _, part := range [][]byte{full[:i], full[i:j], full[j:]} {
+				s, rest, ok := utf8Decode(pending, part, true, false)
+				if !ok {
+					t.Fatal("not ok")
+				}
+				got += s
+				pending = rest
+			}
+			s, _, _ := utf8Decode(pending, nil, false, false)
+			got += s
+			if got != want {
+				t.Fatalf("split %d,%d: %q want %q", i, j, got, want)
+			}
+		}
+	}
+	if _, _, ok := utf8Decode(nil, []byte{0x61, 0xc3}, false, true); ok {
+		t.Fatal("fatal decode of a truncated sequence succeeded")
+	}
+}
+
+func TestRewritePropertyEscapes(t *testing.T) {
+	out, err := rewritePropertyEscapes(`[\p{Lu}x]\P{ASCII}\\p{L}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, `[\u{41}-\u{5A}`) || !strings.Contains(out, `x][^\u{0}-\u{7F}]`) || !strings.HasSuffix(out, `\\p{L}`) {
+		t.Fatalf("rewrite: %s", out)
+	}
+	if _, err := rewritePropertyEscapes(`\p{Emoji}`); err == nil {
+		t.Fatal("unknown property accepted")
+	}
+}

@@ -2,7 +2,9 @@
 # The whole test suite: formatting, vet, a static cgo-free build, every
 # package's tests (unit and end-to-end against the real binary) with the race
 # detector, and a short run of each fuzz target on its committed corpus.
-# Needs only Go; the JS fixtures are committed (tests/testdata/build.sh
+# Then the deploy checks (helm lint, rendered manifests, Dockerfile lint and
+# build: scripts/check-deploy.sh, which installs helm from the Go module
+# proxy). Needs only Go; the JS fixtures are committed (tests/testdata/build.sh
 # rebuilds them with Node when they change).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,3 +31,6 @@ step "fuzz the body decoders (${FUZZTIME:=10s} each)"
 for target in $(go test -list '^Fuzz' ./handlers/ | grep '^Fuzz'); do
   go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" ./handlers/
 done
+
+step "deploy checks"
+bash scripts/check-deploy.sh

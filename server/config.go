@@ -37,11 +37,18 @@ type Config struct {
 	// RecycleInterval, RecycleDelay and RecycleGrace map upstream's
 	// scheduled worker restarts onto recycling runtimes one at a time.
 	RecycleInterval, RecycleDelay, RecycleGrace time.Duration
-	Metrics                                     bool
-	JSEngine                                    string
-	ReplayAsyncLogs                             bool
-	PasswordWarnings                            []string
-	DeprecationNotice                           []string
+	// MaxHeap is the memory guard's bound on the Go heap (0: off); by
+	// default 80% of the container's memory limit, when there is one.
+	MaxHeap uint64
+	// MemoryLimit is the Go runtime's soft memory limit and where it came
+	// from (GOMEMLIMIT or the cgroup), for the startup log.
+	MemoryLimit       uint64
+	MemoryLimitSource string
+	Metrics           bool
+	JSEngine          string
+	ReplayAsyncLogs   bool
+	PasswordWarnings  []string
+	DeprecationNotice []string
 }
 
 // Addr is the listen address.
@@ -182,6 +189,16 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 			bad("GRACEFUL_WORKER_RESTART_TIMEOUT", v, "want a positive number of seconds")
 		}
 		c.RecycleGrace = d
+	}
+
+	c.MemoryLimit, c.MemoryLimitSource = applyMemoryLimit(getenv)
+	c.MaxHeap = c.MemoryLimit / 10 * 8 * 10 / 9 // 80% of the hard limit under the 90% soft one
+	if v := getenv("RENDERER_MAX_HEAP"); v != "" {
+		n, err := parseBytes(v)
+		if err != nil {
+			bad("RENDERER_MAX_HEAP", v, "want a size such as 512MiB or 2GiB, or 0 for off")
+		}
+		c.MaxHeap = n
 	}
 
 	for name, feature := range notYetSupported {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -17,6 +18,13 @@ func NewRouter(h *handlers.Handlers, m *metrics.Metrics, mw ...func(http.Handler
 		handlers.WriteText(w, req, http.StatusNotFound, "Not found")
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		var allowed []string
+		for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+			if r.Match(chi.NewRouteContext(), m, req.URL.Path) {
+				allowed = append(allowed, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
 		handlers.WriteText(w, req, http.StatusMethodNotAllowed, "Method not allowed")
 	})
 	r.Post("/bundles/{bundleId}/render/{digest}", h.Render)

@@ -26,6 +26,7 @@ const (
 	idleTimeout       = 2 * time.Minute
 	sweepEvery        = 5 * time.Minute
 	stagingMaxAge     = 30 * time.Minute
+	memoryGuardEvery  = 100 * time.Millisecond
 )
 
 // Server is a configured gorender, ready to serve.
@@ -47,7 +48,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bundle cache: %w", err)
 	}
-	engine, err := jsvm.NewEngine(cfg.JSEngine, jsvm.Options{StubTimers: cfg.StubTimers, SupportModules: cfg.SupportModules})
+	engine, err := jsvm.NewEngine(cfg.JSEngine, jsvm.Options{StubTimers: cfg.StubTimers, SupportModules: cfg.SupportModules, ReplayAsyncLogs: cfg.ReplayAsyncLogs})
 	if err != nil {
 		return nil, fmt.Errorf("JavaScript engine: %w", err)
 	}
@@ -132,12 +133,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopBackground()
 	go s.cache.RunSweeper(background, sweepEvery, stagingMaxAge)
 	go s.pools.RunRecycler(background)
+	go s.pools.RunMemoryGuard(background, s.cfg.MaxHeap, memoryGuardEvery)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	s.logger.Info("gorender listening", "addr", ln.Addr().String(), "version", s.version,
 		"engine", s.engine.Name(), "runtimes_per_bundle", s.cfg.WorkersCount, "cache", s.cache.Root(),
-		"protocols", "HTTP/1.1,h2c")
+		"protocols", "HTTP/1.1,h2c", "memory_limit_bytes", s.cfg.MemoryLimit,
+		"memory_limit_source", s.cfg.MemoryLimitSource, "max_heap_bytes", s.cfg.MaxHeap)
 
 	select {
 	case err := <-serveErr:

@@ -9,6 +9,11 @@ import (
 	"github.com/gorender/gorender/jsvm"
 )
 
+// minLoadTimeout bounds loading a bundle into a runtime: a bundle that
+// never finishes evaluating fails, but a short render timeout does not make
+// a large bundle's load fail on a busy machine.
+const minLoadTimeout = 30 * time.Second
+
 // entry is one runtime of a pool with its bookkeeping.
 type entry struct {
 	rt      jsvm.Runtime
@@ -155,7 +160,7 @@ func (pl *pool) replenish() {
 
 // newEntry makes a runtime and loads the bundle into it.
 func (pl *pool) newEntry(ctx context.Context) (*entry, error) {
-	loadCtx, cancel := context.WithTimeout(ctx, pl.cfg.RenderTimeout)
+	loadCtx, cancel := context.WithTimeout(ctx, max(pl.cfg.RenderTimeout, minLoadTimeout))
 	defer cancel()
 	rt, err := pl.cfg.Engine.NewRuntime()
 	if err != nil {
@@ -164,6 +169,11 @@ func (pl *pool) newEntry(ctx context.Context) (*entry, error) {
 	if err := rt.Load(loadCtx, pl.program); err != nil {
 		rt.Close()
 		return nil, err
+	}
+	if rt.Broken() {
+		// The load finished as its deadline passed: the interrupt may be pending.
+		rt.Close()
+		return nil, fmt.Errorf("load bundle %s: interrupted at its deadline", pl.id)
 	}
 	pl.cfg.Observer.RuntimeTotal(pl.id, 1)
 	pl.mu.Lock()

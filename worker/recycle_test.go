@@ -102,3 +102,24 @@ func TestScheduledRecyclingLosesNoRender(t *testing.T) {
 		t.Fatalf("only %d fresh runtimes served: recycling did not happen", restarts.Load())
 	}
 }
+
+func TestMemoryGuardStopsAHostileRender(t *testing.T) {
+	p, _ := newPools(t, map[string]string{"app": counted}, func(c *Config) {
+		c.RuntimesPerBundle = 2
+		c.RenderTimeout = 30 * time.Second
+	})
+	if _, err := p.Render(context.Background(), "app", nil, "next()"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.RunMemoryGuard(ctx, heapBytes()+64<<20, 20*time.Millisecond)
+	_, err := p.Render(context.Background(), "app", nil, `var mb = 'x'; for (var i = 0; i < 20; i++) mb += mb; var hoard = []; while (true) { hoard.push(mb + hoard.length); }`)
+	var re *jsvm.RenderError
+	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout || !strings.Contains(re.Text, "RENDERER_MAX_HEAP") {
+		t.Fatalf("err = %v", err)
+	}
+	if res, err := p.Render(context.Background(), "app", nil, "next()"); err != nil || res.Body == "" {
+		t.Fatalf("pool did not recover: %v", err)
+	}
+}

@@ -86,6 +86,8 @@ type Config struct {
 type Pools struct {
 	cfg Config
 
+	active active // renders in progress, for the memory guard
+
 	mu      sync.Mutex
 	pools   map[string]*pool
 	loading map[string]*loadCall
@@ -139,6 +141,7 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 	renderCtx, stop := context.WithCancelCause(timeoutCtx)
 	defer stop(nil)
 	runtimes := l.setStop(stop)
+	defer p.active.add(stop)()
 
 	type outcome struct {
 		res jsvm.Result
@@ -164,11 +167,21 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 	}
 	l.release()
 	if o.err != nil && ctx.Err() == nil {
-		if cause := context.Cause(renderCtx); errors.Is(cause, errRecycled) || errors.Is(cause, errDrained) {
-			return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: "Render interrupted: " + cause.Error() + "."}
+		if err := interruptCause(renderCtx); err != nil {
+			return jsvm.Result{}, err
 		}
 	}
 	return o.res, o.err
+}
+
+// interruptCause is the answer for a render the pools interrupted
+// themselves (recycling, eviction, memory guard), or nil.
+func interruptCause(renderCtx context.Context) error {
+	cause := context.Cause(renderCtx)
+	if errors.Is(cause, errRecycled) || errors.Is(cause, errDrained) || errors.Is(cause, errHeapLimit) {
+		return &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: "Render interrupted: " + cause.Error() + "."}
+	}
+	return nil
 }
 
 // stuckError is the answer for a render whose runtime ignored its interrupt.
@@ -176,8 +189,8 @@ func stuckError(ctx, renderCtx context.Context, timeout time.Duration) error {
 	if ctx.Err() != nil {
 		return &jsvm.RenderError{Kind: jsvm.KindCanceled, Text: "Render canceled: the request went away."}
 	}
-	if cause := context.Cause(renderCtx); errors.Is(cause, errRecycled) || errors.Is(cause, errDrained) {
-		return &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: "Render interrupted: " + cause.Error() + "."}
+	if err := interruptCause(renderCtx); err != nil {
+		return err
 	}
 	return &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: fmt.Sprintf(
 		"Render timed out after %s: the runtime did not stop when interrupted and was replaced.", timeout)}
@@ -301,7 +314,13 @@ func (p *Pools) load(ctx context.Context, id string) (*pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read bundle %s: %w", id, err)
 	}
-	prg, err := p.cfg.Engine.Compile(id, string(src))
+	// The bundle's path on disk, if the source knows it: with
+	// RENDERER_SUPPORT_MODULES it is __filename and the root of fs.
+	path := ""
+	if bp, ok := p.cfg.Source.(interface{ BundlePath(id string) string }); ok {
+		path = bp.BundlePath(id)
+	}
+	prg, err := p.cfg.Engine.Compile(id, path, string(src))
 	if err != nil {
 		return nil, &LoadError{ID: id, Err: err}
 	}

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// cgroupMemoryFiles hold a container's memory limit: cgroup v2, then v1.
+var cgroupMemoryFiles = []string{
+	"/sys/fs/cgroup/memory.max",
+	"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+}
+
+// applyMemoryLimit makes the Go runtime aware of the container's memory:
+// without GOMEMLIMIT, a cgroup limit L sets a soft limit of 90% of L so the
+// GC works harder before the kernel kills the process. It returns the
+// effective soft limit in bytes, or 0 when there is none.
+func applyMemoryLimit(getenv func(string) string) (limit uint64, source string) {
+	if getenv("GOMEMLIMIT") != "" {
+		current := debug.SetMemoryLimit(-1)
+		if current <= 0 || current == math.MaxInt64 {
+			return 0, ""
+		}
+		return uint64(current), "GOMEMLIMIT"
+	}
+	for _, path := range cgroupMemoryFiles {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		v := strings.TrimSpace(string(raw))
+		n, err := strconv.ParseUint(v, 10, 64)
+		// "max" (v2) or a near-2^63 value (v1) mean no limit.
+		if err != nil || n == 0 || n >= 1<<60 {
+			return 0, ""
+		}
+		soft := n / 10 * 9
+		debug.SetMemoryLimit(int64(soft))
+		return soft, path
+	}
+	return 0, ""
+}
+
+// parseBytes reads a size: a number of bytes, or one with a unit
+// (KiB, MiB, GiB, KB, MB, GB, K, M, G).
+func parseBytes(v string) (uint64, error) {
+	units := []struct {
+		suffix string
+		scale  uint64
+	}{
+		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30},
+	}
+	scale := uint64(1)
+	for _, u := range units {
+		if strings.HasSuffix(v, u.suffix) {
+			v, scale = strings.TrimSpace(strings.TrimSuffix(v, u.suffix)), u.scale
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 {
+		return 0, strconv.ErrSyntax
+	}
+	return uint64(f * float64(scale)), nil
+}

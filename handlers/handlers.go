@@ -16,7 +16,7 @@ import (
 
 // Renderer runs renders; worker.Pools implements it.
 type Renderer interface {
-	Render(ctx context.Context, entry string, deps []string, code string) (jsvm.Result, error)
+	Render(ctx context.Context, entry string, deps []string, code string, req *jsvm.Request) (jsvm.Result, error)
 }
 
 // Readiness tells /ready whether gorender can serve renders.
@@ -36,6 +36,8 @@ type Deps struct {
 	Metrics         *metrics.Metrics
 	Logger          *slog.Logger
 	Limits          DecodeOptions // only the limits are used
+	// StreamIdle ends a streamed answer that produces nothing for this long.
+	StreamIdle time.Duration
 }
 
 // Handlers holds the endpoints.

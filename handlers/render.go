@@ -13,19 +13,20 @@ import (
 	"github.com/gorender/gorender/worker"
 )
 
-// Render serves POST /bundles/{bundleId}/render/{digest} (PROTOCOL.md §5).
+// Render serves POST /bundles/{bundleId}/render/{digest} (PROTOCOL.md §5):
+// a buffered answer with Content-Length, or a stream flushed as produced.
 func (h *Handlers) Render(w http.ResponseWriter, r *http.Request) {
 	staging := &lazyStaging{cache: h.Cache}
+	defer staging.remove(h.Logger)
 	rp, ok := h.render(w, r, staging)
 	staging.remove(h.Logger)
-	if !ok {
-		// The client went away: there is no one to answer.
-		return
+	if ok {
+		rp.write(w, r)
 	}
-	rp.write(w, r)
 }
 
-// render decides the answer; ok is false when the request was canceled.
+// render decides a buffered answer; ok is false when there is none to write
+// (the answer was streamed, or the client went away).
 func (h *Handlers) render(w http.ResponseWriter, r *http.Request, staging *lazyStaging) (rp reply, ok bool) {
 	started := time.Now()
 	entry := chi.URLParam(r, "bundleId")
@@ -44,35 +45,101 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, staging *lazyS
 		h.observeRender("rejected", started)
 		return errorReply(herr), true
 	}
-	for _, id := range append([]string{entry}, req.DependencyBundleIDs...) {
-		if !bundles.ValidID(id) {
-			h.observeRender("rejected", started)
-			return errorReply(invalidBundleID(id)), true
-		}
+	if herr := validIDs(entry, req.DependencyBundleIDs); herr != nil {
+		h.observeRender("rejected", started)
+		return errorReply(herr), true
 	}
 	up, herr := uploadFromFiles(fields.Files, entry)
 	if herr == nil {
 		herr = h.store(r.Context(), up)
 	}
+	// Stored bundles and companions were moved or copied out of staging.
+	staging.remove(h.Logger)
 	if herr != nil {
 		h.observeRender("rejected", started)
 		return h.logged(r, herr), true
 	}
-	if missing := h.Cache.Missing(append([]string{entry}, req.DependencyBundleIDs...)); len(missing) > 0 {
-		h.observeRender("not_found_bundle", started)
-		if h.Metrics != nil {
-			h.Metrics.BundleMissing()
-		}
-		h.Logger.Info("bundle not in cache", "bundles", missing)
-		return textReply(http.StatusGone, "No bundle uploaded"), true
+	lookup := time.Now()
+	if rp, missing := h.missingBundles(entry, req.DependencyBundleIDs, started); missing {
+		return rp, true
 	}
+	var onStart func(http.Header)
+	if req.RSCStreamObservability {
+		onStart = serverTiming(lookup)
+	}
+	sink := newHTTPSink(w, onStart)
+	result, err := h.Renderer.Render(r.Context(), entry, req.DependencyBundleIDs, req.RenderingRequest,
+		&jsvm.Request{Sink: sink, StreamIdle: h.StreamIdle})
+	if sink.close() {
+		h.streamEnded(r, entry, started, err)
+		return reply{}, false
+	}
+	if err != nil {
+		return h.renderFailure(r, entry, started, err)
+	}
+	h.observeRender("ok", started)
+	return renderReply(result.Body), true
+}
 
-	result, err := h.Renderer.Render(r.Context(), entry, req.DependencyBundleIDs, req.RenderingRequest)
-	if err == nil {
-		h.observeRender("ok", started)
-		return renderReply(result.Body), true
+// validIDs answers 400 for a bundle id that cannot name a cache directory.
+func validIDs(entry string, deps []string) *HTTPError {
+	for _, id := range append([]string{entry}, deps...) {
+		if !bundles.ValidID(id) {
+			return invalidBundleID(id)
+		}
 	}
-	return h.renderFailure(r, entry, started, err)
+	return nil
+}
+
+// missingBundles answers 410 when a bundle of the set is not in the cache.
+func (h *Handlers) missingBundles(entry string, deps []string, started time.Time) (reply, bool) {
+	missing := h.Cache.Missing(append([]string{entry}, deps...))
+	if len(missing) == 0 {
+		return reply{}, false
+	}
+	h.observeRender("not_found_bundle", started)
+	if h.Metrics != nil {
+		h.Metrics.BundleMissing()
+	}
+	h.Logger.Info("bundle not in cache", "bundles", missing)
+	return textReply(http.StatusGone, "No bundle uploaded"), true
+}
+
+// streamEnded accounts for a streamed answer; a failure ends it abruptly.
+func (h *Handlers) streamEnded(r *http.Request, entry string, started time.Time, err error) {
+	outcome := "ok"
+	var renderErr *jsvm.RenderError
+	switch {
+	case err == nil:
+	case errors.As(err, &renderErr) && renderErr.Kind == jsvm.KindCanceled:
+		outcome = "client_gone"
+	case errors.As(err, &renderErr) && renderErr.Kind == jsvm.KindTimeout:
+		outcome = "idle"
+	default:
+		outcome = "error"
+	}
+	h.observeRender("stream_"+outcome, started)
+	if h.Metrics != nil {
+		h.Metrics.StreamEnded(outcome)
+	}
+	if err == nil {
+		return
+	}
+	h.Logger.Warn("stream ended abruptly", "bundle", entry, "outcome", outcome, "duration", time.Since(started), "err", firstLine(err.Error()))
+	if r.Context().Err() == nil {
+		abortStream()
+	}
+}
+
+// firstLine keeps logs to the gist of an error: a JS error's text starts
+// with the rendering request, which may carry props.
+func firstLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // renderFailure maps a failed render onto its answer.

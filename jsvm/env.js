@@ -451,6 +451,59 @@
     },
     // toPromise adopts a thenable into a real promise.
     toPromise: function (value) { return Promise.resolve(value); },
+    // pump forwards a Node-style or web stream's chunks to the host as
+    // strings or ArrayBuffers, then its end or error; it returns a function
+    // that aborts the stream (the client went away).
+    pump: function (stream, onChunk, onEnd, onError) {
+      var finished = false;
+      function finish(fn, arg) {
+        if (!finished) {
+          finished = true;
+          fn(arg);
+        }
+      }
+      function forward(chunk) {
+        if (typeof chunk === 'string') {
+          onChunk(chunk);
+        } else if (chunk instanceof ArrayBuffer) {
+          onChunk(chunk);
+        } else if (chunk && ArrayBuffer.isView(chunk)) {
+          var whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
+          onChunk(whole ? chunk.buffer : chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength));
+        } else if (chunk !== null && chunk !== undefined) {
+          onChunk(String(chunk));
+        }
+      }
+      if (typeof stream.getReader === 'function') {
+        var reader = stream.getReader();
+        var step = function () {
+          reader.read().then(function (r) {
+            if (r.done) {
+              finish(onEnd);
+              return;
+            }
+            forward(r.value);
+            if (!finished) step();
+          }, function (e) { finish(onError, e); });
+        };
+        step();
+        return function (reason) {
+          finished = true;
+          reader.cancel(reason).then(undefined, function () {});
+        };
+      }
+      stream.on('data', forward);
+      stream.on('end', function () { finish(onEnd); });
+      stream.on('error', function (e) { finish(onError, e); });
+      stream.on('close', function () {
+        finish(onError, new Error('the stream closed before it ended'));
+      });
+      if (typeof stream.resume === 'function') stream.resume();
+      return function (reason) {
+        finished = true;
+        if (typeof stream.destroy === 'function') stream.destroy(reason);
+      };
+    },
     stringify: function (value) { return stringify(value); },
     // errorParts extracts message and stack of a thrown value.
     errorParts: function (e) {

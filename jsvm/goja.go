@@ -106,6 +106,7 @@ func (e *gojaEngine) compile(name, source string, module bool) (*goja.Program, e
 // gojaHooks are the functions env.js returns.
 type gojaHooks struct {
 	begin, afterSync, end, makeShared, kind, toPromise, stringify, errorParts goja.Callable
+	pump                                                                      goja.Callable
 }
 
 type gojaRuntime struct {
@@ -124,6 +125,8 @@ type gojaRuntime struct {
 	// uncaught is the first exception of a callback with no caller (a
 	// microtask, a nextTick): it fails the render.
 	uncaught goja.Value
+	// streamTouch restarts the idle timer of the stream being answered.
+	streamTouch func()
 	// fs is the bundle's read-only file system (SupportModules).
 	fs *bundleFS
 	// runModule and patchRegExp are hooks of the Node environment and env.js.
@@ -171,7 +174,7 @@ func (e *gojaEngine) NewRuntime() (Runtime, error) {
 	for name, dst := range map[string]*goja.Callable{
 		"begin": &r.hooks.begin, "afterSync": &r.hooks.afterSync, "end": &r.hooks.end, "makeShared": &r.hooks.makeShared,
 		"kind": &r.hooks.kind, "toPromise": &r.hooks.toPromise, "stringify": &r.hooks.stringify,
-		"errorParts": &r.hooks.errorParts, "patchRegExp": &r.patchRegExp,
+		"errorParts": &r.hooks.errorParts, "pump": &r.hooks.pump, "patchRegExp": &r.patchRegExp,
 	} {
 		fn, ok := goja.AssertFunction(hooksObj.Get(name))
 		if !ok {
@@ -325,6 +328,7 @@ func (r *gojaRuntime) Eval(ctx context.Context, code string, req *Request) (res 
 	stop := r.watch(ctx)
 	defer stop()
 	defer r.finish()
+	defer r.attachUpdates(ctx, req)()
 
 	value, rerr := r.evaluate(ctx, "renderingRequest", code, req)
 	if rerr == nil {
@@ -336,7 +340,7 @@ func (r *gojaRuntime) Eval(ctx context.Context, code string, req *Request) (res 
 	if _, err := r.hooks.afterSync(goja.Undefined()); err != nil {
 		return Result{}, r.renderError(ctx, started, code, err)
 	}
-	return r.result(ctx, started, code, value)
+	return r.result(ctx, started, code, value, req)
 }
 
 // evaluate runs code with the per-render globals set, returning its
@@ -361,6 +365,7 @@ func (r *gojaRuntime) finish() {
 		r.loop.reset()
 	}
 	r.uncaught = nil
+	r.streamTouch = nil
 	if !r.broken {
 		_, _ = r.hooks.end(goja.Undefined())
 	}
@@ -382,7 +387,7 @@ func (r *gojaRuntime) takeUncaught() error {
 }
 
 // result turns a completion value into the answer (PROTOCOL.md §5).
-func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string, value goja.Value) (Result, error) {
+func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string, value goja.Value, req *Request) (Result, error) {
 	kind, err := r.hooks.kind(goja.Undefined(), value)
 	if err != nil {
 		return Result{}, r.renderError(ctx, started, code, err)
@@ -393,7 +398,7 @@ func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string
 	case "nil":
 		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
 	case "stream":
-		return Result{}, &RenderError{Kind: KindUnsupported, Text: "The rendering request returned a stream: streaming renders are not supported by this gorender build yet.\n"}
+		return r.stream(ctx, started, code, value, req)
 	case "promise", "thenable":
 		settled, err := r.settle(ctx, value)
 		if err != nil {
@@ -403,7 +408,7 @@ func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string
 			message, stack := r.errorParts(settled.Result())
 			return Result{}, &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
 		}
-		return r.fulfilled(ctx, started, code, settled.Result())
+		return r.fulfilled(ctx, started, code, settled.Result(), req)
 	default:
 		return r.stringified(ctx, started, code, value)
 	}
@@ -411,7 +416,7 @@ func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string
 
 // fulfilled answers a promise's value: a string verbatim, anything else
 // JSON-stringified.
-func (r *gojaRuntime) fulfilled(ctx context.Context, started time.Time, code string, value goja.Value) (Result, error) {
+func (r *gojaRuntime) fulfilled(ctx context.Context, started time.Time, code string, value goja.Value, req *Request) (Result, error) {
 	kind, err := r.hooks.kind(goja.Undefined(), value)
 	if err != nil {
 		return Result{}, r.renderError(ctx, started, code, err)
@@ -422,7 +427,7 @@ func (r *gojaRuntime) fulfilled(ctx context.Context, started time.Time, code str
 	case "nil":
 		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
 	case "stream":
-		return Result{}, &RenderError{Kind: KindUnsupported, Text: "The rendering request's promise resolved to a stream: streaming renders are not supported by this gorender build yet.\n"}
+		return r.stream(ctx, started, code, value, req)
 	default:
 		return r.stringified(ctx, started, code, value)
 	}
@@ -651,6 +656,9 @@ func (r *gojaRuntime) sharedOps(shared *SharedContext) goja.Value {
 		if !ok {
 			return goja.Undefined()
 		}
+		if e.owner == nil {
+			return r.hostValue(e.value)
+		}
 		if owner := e.owner.(*gojaRuntime); owner != r {
 			return r.copyFrom(owner, e.value.(goja.Value))
 		}
@@ -680,4 +688,34 @@ func (r *gojaRuntime) sharedOps(shared *SharedContext) goja.Value {
 		return r.vm.NewArray(values...)
 	})
 	return ops
+}
+
+// hostValue turns a value the host put into a shared context
+// (SharedContext.SetHost) into a JS value of this runtime.
+func (r *gojaRuntime) hostValue(v any) goja.Value {
+	switch v := v.(type) {
+	case HostSet:
+		set, err := r.vm.New(r.vm.Get("Set"))
+		if err != nil {
+			panic(err)
+		}
+		add, _ := goja.AssertFunction(set.Get("add"))
+		for _, item := range v {
+			if _, err := add(set, r.vm.ToValue(item)); err != nil {
+				panic(err)
+			}
+		}
+		return set
+	case HostFunc:
+		return r.vm.ToValue(func(c goja.FunctionCall) goja.Value {
+			args := make([]string, len(c.Arguments))
+			for i, a := range c.Arguments {
+				args[i] = a.String()
+			}
+			v(args...)
+			return goja.Undefined()
+		})
+	default:
+		return r.vm.ToValue(v)
+	}
 }

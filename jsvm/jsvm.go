@@ -69,16 +69,26 @@ type Runtime interface {
 
 // Result is the answer of a successful render.
 type Result struct {
-	// Body is the render's output, sent verbatim.
+	// Body is the render's output, sent verbatim (empty when Streamed).
 	Body string
+	// Streamed reports that the output went to the request's Sink.
+	Streamed bool
 }
 
 // Request is what one HTTP request shares across all its evaluations: the
 // sharedExecutionContext and the runtimes of its bundle set, by bundle id,
-// which runOnOtherBundle calls into.
+// which runOnOtherBundle calls into; and, for streamed answers, where the
+// bytes go.
 type Request struct {
 	Shared   *SharedContext
 	Runtimes map[string]Runtime
+	// Sink receives a stream result; without one a stream is an error.
+	Sink Sink
+	// StreamIdle ends a stream that produces nothing (and receives no
+	// update) for this long; 0 means no limit.
+	StreamIdle time.Duration
+	// Updates feeds an incremental render's update chunks; nil for others.
+	Updates *Updates
 }
 
 // NewRequest returns a Request over the given runtimes with an empty shared context.
@@ -131,9 +141,25 @@ func (e *RenderError) Error() string { return e.Text }
 // render's context ends.
 var ErrInterrupted = errors.New("render interrupted")
 
+// DeadlineError is the cause a caller gives when it cancels a render's
+// context at its deadline (context.WithCancelCause): the render is then
+// answered as timed out after Limit.
+type DeadlineError struct{ Limit time.Duration }
+
+func (e *DeadlineError) Error() string { return fmt.Sprintf("render deadline of %s passed", e.Limit) }
+
+// TimeoutText is the answer's body for a render stopped at its deadline.
+func TimeoutText(limit time.Duration) string {
+	return fmt.Sprintf("Render timed out after %s: the rendering request was interrupted and its JavaScript runtime replaced.", limit)
+}
+
 // interruptedError is the error of a render stopped because ctx ended:
 // a timeout when its deadline passed, else a cancellation.
 func interruptedError(ctx context.Context, started time.Time) *RenderError {
+	var deadline *DeadlineError
+	if errors.As(context.Cause(ctx), &deadline) {
+		return &RenderError{Kind: KindTimeout, Text: TimeoutText(deadline.Limit)}
+	}
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return &RenderError{Kind: KindCanceled, Text: "Render canceled: the request went away."}
 	}
@@ -143,6 +169,5 @@ func interruptedError(ctx context.Context, started time.Time) *RenderError {
 	}
 	// Rounded up: the deadline was set a moment before the render started.
 	limit = (limit + time.Millisecond - 1).Truncate(time.Millisecond)
-	return &RenderError{Kind: KindTimeout, Text: fmt.Sprintf(
-		"Render timed out after %s: the rendering request was interrupted and its JavaScript runtime replaced.", limit)}
+	return &RenderError{Kind: KindTimeout, Text: TimeoutText(limit)}
 }

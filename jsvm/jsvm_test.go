@@ -63,7 +63,7 @@ func TestEvalResults(t *testing.T) {
 		{name: "rejected", code: `Promise.reject(new Error('nope'))`, kind: KindJS, wantErr: "EXCEPTION MESSAGE:\nnope"},
 		{name: "syntax error", code: `(function( {`, kind: KindJS, wantErr: "SyntaxError"},
 		{name: "pending promise", code: `new Promise(() => {})`, kind: KindJS, wantErr: "never settled"},
-		{name: "stream", code: `({pipe() {}, read() {}})`, kind: KindUnsupported, wantErr: "streaming renders are not supported"},
+		{name: "stream", code: `({pipe() {}, read() {}})`, kind: KindUnsupported, wantErr: "returned a stream where a buffered answer was expected"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -66,3 +66,16 @@ func (s *SharedContext) keyList() []any {
 	defer s.mu.Unlock()
 	return append([]any(nil), s.keys...)
 }
+
+// HostSet is a host value that reads as a JS Set of strings.
+type HostSet []string
+
+// HostFunc is a host value that reads as a JS function; its arguments
+// arrive as strings. It runs on the render's goroutine.
+type HostFunc func(args ...string)
+
+// SetHost puts a value from the host into the shared context before a
+// render: a string, bool or number, a HostSet or a HostFunc.
+func (s *SharedContext) SetHost(key string, value any) {
+	s.set(key, sharedEntry{owner: nil, value: value})
+}

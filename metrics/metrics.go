@@ -29,6 +29,7 @@ type Metrics struct {
 	quarantined     prometheus.Gauge
 	bundleUploads   *prometheus.CounterVec
 	bundleMissing   prometheus.Counter
+	streamsEnded    *prometheus.CounterVec
 	gemVersions     *prometheus.CounterVec
 
 	gemMu   sync.Mutex
@@ -72,6 +73,9 @@ func New(version, engine string) *Metrics {
 	m.bundleMissing = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "gorender_bundle_missing_total", Help: "Renders answered 410 because a bundle was not in the cache.",
 	})
+	m.streamsEnded = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gorender_streams_ended_total", Help: "Streamed answers by how they ended: ok, client_gone, idle or error.",
+	}, []string{"outcome"})
 	m.gemVersions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gorender_gem_version_requests_total", Help: "Authenticated requests by Rails gem version (bounded set).",
 	}, []string{"gem_version"})
@@ -81,7 +85,7 @@ func New(version, engine string) *Metrics {
 	build.WithLabelValues(version, runtime.Version(), engine).Set(1)
 	for _, c := range []prometheus.Collector{
 		m.requests, m.renderDuration, m.queueWait, m.runtimesTotal, m.runtimesBusy, m.runtimeReplaced,
-		m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.gemVersions, build,
+		m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.streamsEnded, m.gemVersions, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
 		f(c)
@@ -128,6 +132,9 @@ func (m *Metrics) BundlesLoaded(n int) { m.bundlesLoaded.Set(float64(n)) }
 
 // BundleUpload counts a received bundle by result ("stored" or "existing").
 func (m *Metrics) BundleUpload(result string) { m.bundleUploads.WithLabelValues(result).Inc() }
+
+// StreamEnded counts a streamed answer by how it ended.
+func (m *Metrics) StreamEnded(outcome string) { m.streamsEnded.WithLabelValues(outcome).Inc() }
 
 // BundleMissing counts a 410.
 func (m *Metrics) BundleMissing() { m.bundleMissing.Inc() }

@@ -32,6 +32,8 @@ type Config struct {
 	RenderTimeout   time.Duration
 	QueueTimeout    time.Duration
 	ShutdownTimeout time.Duration
+	// StreamIdleTimeout ends a streamed answer that produces nothing for this long.
+	StreamIdleTimeout time.Duration
 	// MaxRendersPerRuntime recycles a runtime after that many renders (0: never).
 	MaxRendersPerRuntime int
 	// RecycleInterval, RecycleDelay and RecycleGrace map upstream's
@@ -132,6 +134,7 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 		{"RENDERER_RENDER_TIMEOUT", &c.RenderTimeout, 30 * time.Second, time.Second},
 		{"RENDERER_QUEUE_TIMEOUT", &c.QueueTimeout, 10 * time.Second, time.Second},
 		{"RENDERER_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 30 * time.Second, time.Second},
+		{"RENDERER_STREAM_IDLE_TIMEOUT", &c.StreamIdleTimeout, 20 * time.Second, time.Second},
 	}
 	for _, d := range durations {
 		*d.dst = d.def

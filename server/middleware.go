@@ -53,14 +53,18 @@ func observe(logger *slog.Logger, minLevel slog.Level, m *metrics.Metrics) func(
 			started := time.Now()
 			rec := &statusRecorder{ResponseWriter: w}
 			defer func() {
-				if p := recover(); p != nil {
-					if p == http.ErrAbortHandler {
-						panic(p)
-					}
+				p := recover()
+				// ErrAbortHandler ends a started stream abruptly on purpose:
+				// count and log it, then let net/http reset the stream.
+				aborted := p == http.ErrAbortHandler
+				if p != nil && !aborted {
 					logger.Error("panic in handler", "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 					if !rec.wrote {
 						handlers.WriteText(rec, r, http.StatusInternalServerError, "Internal error")
 					}
+				}
+				if aborted {
+					defer panic(p)
 				}
 				status := rec.status
 				if !rec.wrote {

@@ -28,6 +28,7 @@ func NewRouter(h *handlers.Handlers, m *metrics.Metrics, mw ...func(http.Handler
 		handlers.WriteText(w, req, http.StatusMethodNotAllowed, "Method not allowed")
 	})
 	r.Post("/bundles/{bundleId}/render/{digest}", h.Render)
+	r.Post("/bundles/{bundleId}/incremental-render/{digest}", h.IncrementalRender)
 	r.Post("/upload-assets", h.UploadAssets)
 	r.Post("/asset-exists", h.AssetExists)
 	r.Get("/info", h.Info)

@@ -83,6 +83,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Engine:          engine.Name(),
 		Metrics:         m,
 		Logger:          logger,
+		StreamIdle:      cfg.StreamIdleTimeout,
 	})
 	s.handler = NewRouter(h, m, observe(logger, cfg.LogHTTPLevel, m))
 	return s, nil

@@ -22,7 +22,7 @@ func TestMaxRendersPerRuntimeRecycles(t *testing.T) {
 	})
 	var got []string
 	for range 7 {
-		res, err := p.Render(context.Background(), "app", nil, "next()")
+		res, err := p.Render(context.Background(), "app", nil, "next()", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestStuckRuntimeIsQuarantined(t *testing.T) {
 		c.RenderTimeout = 200 * time.Millisecond
 	})
 	started := time.Now()
-	_, err := p.Render(context.Background(), "app", nil, stuckRegex)
+	_, err := p.Render(context.Background(), "app", nil, stuckRegex, nil)
 	elapsed := time.Since(started)
 	var re *jsvm.RenderError
 	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout {
@@ -57,7 +57,7 @@ func TestStuckRuntimeIsQuarantined(t *testing.T) {
 		t.Fatalf("answered after %v: the stuck runtime held the request", elapsed)
 	}
 	// The only slot was freed: the pool serves with a fresh runtime.
-	res, err := p.Render(context.Background(), "app", nil, "next()")
+	res, err := p.Render(context.Background(), "app", nil, "next()", nil)
 	if err != nil || res.Body != "1" {
 		t.Fatalf("after quarantine: %q %v", res.Body, err)
 	}
@@ -79,7 +79,7 @@ func TestScheduledRecyclingLosesNoRender(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
-				res, err := p.Render(context.Background(), "app", nil, "next()")
+				res, err := p.Render(context.Background(), "app", nil, "next()", nil)
 				if err != nil {
 					failed.Add(1)
 					t.Errorf("render failed during recycling: %v", err)
@@ -108,18 +108,18 @@ func TestMemoryGuardStopsAHostileRender(t *testing.T) {
 		c.RuntimesPerBundle = 2
 		c.RenderTimeout = 30 * time.Second
 	})
-	if _, err := p.Render(context.Background(), "app", nil, "next()"); err != nil {
+	if _, err := p.Render(context.Background(), "app", nil, "next()", nil); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go p.RunMemoryGuard(ctx, heapBytes()+64<<20, 20*time.Millisecond)
-	_, err := p.Render(context.Background(), "app", nil, `var mb = 'x'; for (var i = 0; i < 20; i++) mb += mb; var hoard = []; while (true) { hoard.push(mb + hoard.length); }`)
+	_, err := p.Render(context.Background(), "app", nil, `var mb = 'x'; for (var i = 0; i < 20; i++) mb += mb; var hoard = []; while (true) { hoard.push(mb + hoard.length); }`, nil)
 	var re *jsvm.RenderError
 	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout || !strings.Contains(re.Text, "RENDERER_MAX_HEAP") {
 		t.Fatalf("err = %v", err)
 	}
-	if res, err := p.Render(context.Background(), "app", nil, "next()"); err != nil || res.Body == "" {
+	if res, err := p.Render(context.Background(), "app", nil, "next()", nil); err != nil || res.Body == "" {
 		t.Fatalf("pool did not recover: %v", err)
 	}
 }

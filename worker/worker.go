@@ -124,10 +124,13 @@ func (p *Pools) IsLoaded(id string) bool {
 }
 
 // Render evaluates code on the runtime of bundle entry, with a runtime of
-// every dependency bundle leased for runOnOtherBundle. It answers by the
-// render deadline even if the runtime does not stop: such a runtime is
-// quarantined and replaced.
-func (p *Pools) Render(ctx context.Context, entry string, deps []string, code string) (jsvm.Result, error) {
+// every dependency bundle leased for runOnOtherBundle. req carries what the
+// caller sets up (a Sink for streamed answers, incremental Updates, shared
+// context entries); nil for a plain buffered render. The render deadline
+// applies until the answer starts streaming; after that the stream's own
+// idle window does. The caller is answered by the deadline even if the
+// runtime does not stop: such a runtime is quarantined and replaced.
+func (p *Pools) Render(ctx context.Context, entry string, deps []string, code string, req *jsvm.Request) (jsvm.Result, error) {
 	ids := bundleSet(entry, deps)
 	if len(ids) > p.cfg.MaxBundles {
 		return jsvm.Result{}, &TooManyBundlesError{Max: p.cfg.MaxBundles}
@@ -136,11 +139,22 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 	if err != nil {
 		return jsvm.Result{}, err
 	}
-	timeoutCtx, cancelTimeout := context.WithTimeout(ctx, p.cfg.RenderTimeout)
-	defer cancelTimeout()
-	renderCtx, stop := context.WithCancelCause(timeoutCtx)
+	renderCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	runtimes := l.setStop(stop)
+	deadline := time.AfterFunc(p.cfg.RenderTimeout, func() {
+		stop(&jsvm.DeadlineError{Limit: p.cfg.RenderTimeout})
+	})
+	defer deadline.Stop()
+	if req == nil {
+		req = &jsvm.Request{}
+	}
+	if req.Shared == nil {
+		req.Shared = jsvm.NewSharedContext()
+	}
+	if req.Sink != nil {
+		req.Sink = &streamingSink{Sink: req.Sink, deadline: deadline}
+	}
+	req.Runtimes = l.setStop(stop)
 	defer p.active.add(stop)()
 
 	type outcome struct {
@@ -151,7 +165,7 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		res, err := runtimes[entry].Eval(renderCtx, code, jsvm.NewRequest(runtimes))
+		res, err := req.Runtimes[entry].Eval(renderCtx, code, req)
 		done <- outcome{res, err}
 	}()
 	var o outcome
@@ -162,7 +176,7 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 		case o = <-done:
 		case <-time.After(interruptGrace):
 			l.abandon(finished)
-			return jsvm.Result{}, stuckError(ctx, renderCtx, p.cfg.RenderTimeout)
+			return jsvm.Result{}, stuckError(ctx, renderCtx)
 		}
 	}
 	l.release()
@@ -184,16 +198,35 @@ func interruptCause(renderCtx context.Context) error {
 	return nil
 }
 
+// streamingSink lifts the render deadline once the answer starts
+// streaming: a healthy stream may run as long as it keeps producing.
+type streamingSink struct {
+	jsvm.Sink
+	deadline *time.Timer
+}
+
+func (s *streamingSink) Start() error {
+	if !s.deadline.Stop() {
+		return errors.New("the render deadline passed as the stream started")
+	}
+	return s.Sink.Start()
+}
+
 // stuckError is the answer for a render whose runtime ignored its interrupt.
-func stuckError(ctx, renderCtx context.Context, timeout time.Duration) error {
+func stuckError(ctx, renderCtx context.Context) error {
 	if ctx.Err() != nil {
 		return &jsvm.RenderError{Kind: jsvm.KindCanceled, Text: "Render canceled: the request went away."}
 	}
 	if err := interruptCause(renderCtx); err != nil {
 		return err
 	}
+	var deadline *jsvm.DeadlineError
+	limit := "its deadline"
+	if errors.As(context.Cause(renderCtx), &deadline) {
+		limit = deadline.Limit.String()
+	}
 	return &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: fmt.Sprintf(
-		"Render timed out after %s: the runtime did not stop when interrupted and was replaced.", timeout)}
+		"Render timed out after %s: the runtime did not stop when interrupted and was replaced.", limit)}
 }
 
 // Preload loads bundle id if it is not loaded yet.

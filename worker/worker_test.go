@@ -60,7 +60,7 @@ func TestRenderCompilesOnceAndRunsConcurrently(t *testing.T) {
 	errs := make(chan error, 20)
 	for i := range 20 {
 		wg.Go(func() {
-			res, err := p.Render(context.Background(), "app", nil, fmt.Sprintf("render(%d)", i))
+			res, err := p.Render(context.Background(), "app", nil, fmt.Sprintf("render(%d)", i), nil)
 			if err != nil {
 				errs <- err
 				return
@@ -93,10 +93,10 @@ func TestQueueTimeout(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go func() { <-release; cancel() }()
-		_, _ = p.Render(ctx, "app", nil, "while(true){}")
+		_, _ = p.Render(ctx, "app", nil, "while(true){}", nil)
 	}()
 	time.Sleep(300 * time.Millisecond) // the loop holds the only runtime
-	_, err := p.Render(context.Background(), "app", nil, "render(1)")
+	_, err := p.Render(context.Background(), "app", nil, "render(1)", nil)
 	if !errors.Is(err, ErrQueueTimeout) {
 		t.Fatalf("err = %v, want ErrQueueTimeout", err)
 	}
@@ -104,7 +104,7 @@ func TestQueueTimeout(t *testing.T) {
 	// The canceled runaway's runtime is replaced and the pool serves again.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		res, err := p.Render(context.Background(), "app", nil, "render(2)")
+		res, err := p.Render(context.Background(), "app", nil, "render(2)", nil)
 		if err == nil {
 			if res.Body != "app:2" {
 				t.Fatalf("got %q", res.Body)
@@ -122,16 +122,16 @@ func TestTimeoutReplacesRuntime(t *testing.T) {
 		c.RuntimesPerBundle = 1
 		c.RenderTimeout = 200 * time.Millisecond
 	})
-	if _, err := p.Render(context.Background(), "app", nil, "render(0)"); err != nil {
+	if _, err := p.Render(context.Background(), "app", nil, "render(0)", nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := p.Render(context.Background(), "app", nil, "while(true){}")
+	_, err := p.Render(context.Background(), "app", nil, "while(true){}", nil)
 	var re *jsvm.RenderError
 	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout {
 		t.Fatalf("err = %v", err)
 	}
 	// Fresh runtime: module state starts over.
-	res, err := p.Render(context.Background(), "app", nil, "String(n)")
+	res, err := p.Render(context.Background(), "app", nil, "String(n)", nil)
 	if err != nil || res.Body != "0" {
 		t.Fatalf("after replacement: %q %v", res.Body, err)
 	}
@@ -143,23 +143,23 @@ func TestBundleSetAndLRU(t *testing.T) {
 		src[id] = fmt.Sprintf("var tag = %q;", id)
 	}
 	p, source := newPools(t, src, func(c *Config) { c.MaxBundles = 2 })
-	res, err := p.Render(context.Background(), "a", []string{"b", "a"}, "tag + runOnOtherBundle('b', 'tag')")
+	res, err := p.Render(context.Background(), "a", []string{"b", "a"}, "tag + runOnOtherBundle('b', 'tag')", nil)
 	if err != nil || res.Body != "ab" {
 		t.Fatalf("set render: %q %v", res.Body, err)
 	}
-	_, err = p.Render(context.Background(), "a", []string{"b", "c"}, "tag")
+	_, err = p.Render(context.Background(), "a", []string{"b", "c"}, "tag", nil)
 	var tooMany *TooManyBundlesError
 	if !errors.As(err, &tooMany) || err.Error() != "Too many bundles uploaded. The maximum allowed is 2." {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := p.Render(context.Background(), "c", nil, "tag"); err != nil {
+	if _, err := p.Render(context.Background(), "c", nil, "tag", nil); err != nil {
 		t.Fatal(err)
 	}
 	if p.Loaded() != 2 || p.IsLoaded("a") || !p.IsLoaded("b") || !p.IsLoaded("c") {
 		t.Fatalf("LRU kept the wrong bundles: a=%v b=%v c=%v", p.IsLoaded("a"), p.IsLoaded("b"), p.IsLoaded("c"))
 	}
 	before := source.reads.Load()
-	if res, err := p.Render(context.Background(), "a", nil, "tag"); err != nil || res.Body != "a" {
+	if res, err := p.Render(context.Background(), "a", nil, "tag", nil); err != nil || res.Body != "a" {
 		t.Fatalf("reload: %q %v", res.Body, err)
 	}
 	if source.reads.Load() != before+1 {
@@ -170,7 +170,7 @@ func TestBundleSetAndLRU(t *testing.T) {
 func TestLoadErrors(t *testing.T) {
 	p, _ := newPools(t, map[string]string{"syntax": "function (", "throws": "throw new Error('bad init')"}, nil)
 	for id, want := range map[string]string{"syntax": "SyntaxError", "throws": "bad init", "missing": "no bundle missing"} {
-		_, err := p.Render(context.Background(), id, nil, "1")
+		_, err := p.Render(context.Background(), id, nil, "1", nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want containing %q", id, err, want)
 		}

@@ -1,0 +1,286 @@
+package handlers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+// MediaTypeNDJSON is the body of an incremental render.
+const MediaTypeNDJSON = "application/x-ndjson"
+
+// Limits of the incremental route (PROTOCOL.md §8).
+const (
+	ndjsonLineTimeout = 20 * time.Second  // without a new line, before EOF
+	pullModeIdle      = 300 * time.Second // without a line or output, pull mode
+)
+
+// firstChunk is line 1 of an incremental render, after its prechecks.
+type firstChunk struct {
+	RenderRequest
+	OnClose   *jsvm.Update
+	Pull      bool
+	PushProps []string
+}
+
+// IncrementalRender serves POST /bundles/{bundleId}/incremental-render/{digest}
+// (PROTOCOL.md §8): NDJSON in, a stream out, full duplex. Line 1 is the
+// render; each later line is an update chunk evaluated while the answer
+// streams; request EOF runs onRequestClosedUpdateChunk.
+func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
+	started := time.Now()
+	entry := chi.URLParam(r, "bundleId")
+	if mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mediaType != MediaTypeNDJSON {
+		errorReply(&HTTPError{Status: http.StatusUnsupportedMediaType,
+			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", r.Header.Get("Content-Type"), MediaTypeNDJSON)}).write(w, r)
+		return
+	}
+	limits := h.Limits.withDefaults()
+	lines := newLineReader(http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes), limits.MaxFieldBytes)
+	first, herr := h.firstChunk(lines, entry)
+	if herr != nil {
+		h.observeRender("rejected", started)
+		errorReply(herr).write(w, r)
+		return
+	}
+	lookup := time.Now()
+	if rp, missing := h.missingBundles(entry, first.DependencyBundleIDs, started); missing {
+		rp.write(w, r)
+		return
+	}
+	rc := http.NewResponseController(w)
+	if r.ProtoMajor == 1 {
+		// Keep reading update lines while the answer streams.
+		if err := rc.EnableFullDuplex(); err != nil {
+			h.Logger.Warn("enable full duplex", "err", err)
+		}
+	}
+
+	var onStart func(http.Header)
+	if first.RSCStreamObservability {
+		onStart = serverTiming(lookup)
+	}
+	sink := newHTTPSink(w, onStart)
+	idle, lineTimeout := h.StreamIdle, ndjsonLineTimeout
+	req := &jsvm.Request{Sink: sink, Shared: jsvm.NewSharedContext(), Updates: jsvm.NewUpdates()}
+	var frames *frameWriter
+	if first.Pull {
+		idle, lineTimeout = pullModeIdle, pullModeIdle
+		frames = newFrameWriter(sinkWriter{sink})
+		sink.out = frames
+		req.Shared.SetHost("pullEnabled", true)
+		req.Shared.SetHost("pushProps", jsvm.HostSet(first.PushProps))
+		req.Shared.SetHost("propRequestEmitter", jsvm.HostFunc(func(args ...string) {
+			if len(args) == 0 || len(args[0]) > maxPropNameLength {
+				return
+			}
+			_ = frames.Inject(propRequestFrame(args[0]))
+		}))
+	}
+	req.StreamIdle = idle
+	req.Updates.Failed = func(up jsvm.Update, message string) {
+		h.Logger.Warn("update chunk failed; skipped", "bundle", up.BundleID, "err", firstLine(message))
+	}
+
+	renderCtx, stopRender := context.WithCancelCause(r.Context())
+	defer stopRender(nil)
+	set := map[string]bool{entry: true}
+	for _, id := range first.DependencyBundleIDs {
+		set[id] = true
+	}
+	var reading sync.WaitGroup
+	reading.Go(func() {
+		h.readUpdates(rc, lines, lineTimeout, set, first.OnClose, req.Updates, stopRender)
+	})
+	defer func() {
+		// Unblock and wait for the reader: the controller is not ours after return.
+		_ = rc.SetReadDeadline(time.Now())
+		reading.Wait()
+	}()
+
+	result, err := h.Renderer.Render(renderCtx, entry, first.DependencyBundleIDs, first.RenderingRequest, req)
+	if err == nil && frames != nil && sink.started {
+		err = frames.Inject(renderCompleteFrame)
+	}
+	if sink.close() {
+		h.streamEnded(r, entry, started, err)
+		return
+	}
+	if err != nil {
+		if rp, ok := h.renderFailure(r, entry, started, err); ok {
+			rp.write(w, r)
+		}
+		return
+	}
+	h.observeRender("ok", started)
+	renderReply(result.Body).write(w, r)
+}
+
+// firstChunk reads and checks line 1: JSON, prechecks, shape, ids.
+func (h *Handlers) firstChunk(lines *lineReader, entry string) (*firstChunk, *HTTPError) {
+	line, err := lines.next()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, badRequest("Invalid first incremental render request chunk: the body is empty.")
+		}
+		return nil, lineError(err, lines.max)
+	}
+	fields, herr := DecodeJSONObject(line)
+	if herr != nil {
+		return nil, badRequest("Invalid JSON chunk: line 1 of the incremental render request is not a JSON object.")
+	}
+	if herr := Precheck(fields, h.Password, h.RendererVersion, true); herr != nil {
+		return nil, herr
+	}
+	h.noteGemVersion(fields)
+	req, herr := ParseRenderRequest(fields)
+	if herr != nil {
+		return nil, badRequest("Invalid first incremental render request chunk: %s", herr.Body)
+	}
+	first := &firstChunk{RenderRequest: *req}
+	if first.Pull, herr = fields.Bool("pullEnabled"); herr != nil {
+		return nil, badRequest("Invalid first incremental render request chunk: %s", herr.Body)
+	}
+	if first.PushProps, herr = fields.Strings("pushProps"); herr != nil {
+		return nil, badRequest("Invalid first incremental render request chunk: %s", herr.Body)
+	}
+	if v, ok := fields.Lookup("onRequestClosedUpdateChunk"); ok && v != nil {
+		up, ok := updateChunk(v)
+		if !ok {
+			return nil, badRequest(`Invalid first incremental render request chunk: "onRequestClosedUpdateChunk" must be {"bundleTimestamp": string, "updateChunk": string}.`)
+		}
+		first.OnClose = up
+	}
+	if first.OnClose != nil && first.OnClose.BundleID != entry && !slices.Contains(first.DependencyBundleIDs, first.OnClose.BundleID) {
+		return nil, badRequest("Invalid first incremental render request chunk: onRequestClosedUpdateChunk names bundle %q, which is not in the request's bundle set.", first.OnClose.BundleID)
+	}
+	if herr := validIDs(entry, first.DependencyBundleIDs); herr != nil {
+		return nil, herr
+	}
+	return first, nil
+}
+
+// updateChunk reads {"bundleTimestamp": id, "updateChunk": js}.
+func updateChunk(v any) (*jsvm.Update, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	id, ok1 := m["bundleTimestamp"].(string)
+	code, ok2 := m["updateChunk"].(string)
+	if !ok1 || !ok2 || id == "" {
+		return nil, false
+	}
+	return &jsvm.Update{BundleID: id, Code: code}, true
+}
+
+// readUpdates feeds update lines to the render until EOF, then the close
+// chunk. A line that is not a valid chunk is logged and skipped; a body
+// that stalls or breaks a limit stops the render (the answer has started,
+// so it ends abruptly).
+func (h *Handlers) readUpdates(rc *http.ResponseController, lines *lineReader, timeout time.Duration,
+	set map[string]bool, onClose *jsvm.Update, updates *jsvm.Updates, stop context.CancelCauseFunc) {
+	for n := 2; ; n++ {
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
+		line, err := lines.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			_ = rc.SetReadDeadline(time.Time{})
+			updates.Close(onClose)
+			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			stop(fmt.Errorf("no incremental render line for %s", timeout))
+			return
+		case err != nil:
+			stop(fmt.Errorf("read incremental render line %d: %w", n, err))
+			return
+		}
+		var up *jsvm.Update
+		ok := false
+		if fields, herr := DecodeJSONObject(line); herr == nil {
+			id, _, err1 := fields.String("bundleTimestamp")
+			code, _, err2 := fields.String("updateChunk")
+			up, ok = &jsvm.Update{BundleID: id, Code: code}, err1 == nil && err2 == nil && id != ""
+		}
+		switch {
+		case !ok:
+			h.Logger.Warn("invalid incremental render line; skipped", "line", n)
+		case !set[up.BundleID]:
+			h.Logger.Warn("update chunk for a bundle outside the request's set; skipped", "line", n, "bundle", up.BundleID)
+		default:
+			if err := updates.Push(*up); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// lineReader reads NDJSON lines of at most max bytes.
+type lineReader struct {
+	r   *bufio.Reader
+	max int64
+}
+
+func newLineReader(r io.Reader, max int64) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+var errLineTooLong = errors.New("NDJSON line over the limit")
+
+// next returns the next non-empty line without its line ending.
+func (l *lineReader) next() ([]byte, error) {
+	for {
+		var line []byte
+		for {
+			part, err := l.r.ReadSlice('\n')
+			line = append(line, part...)
+			if int64(len(line)) > l.max+2 {
+				return nil, errLineTooLong
+			}
+			if err == nil {
+				break
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if errors.Is(err, io.EOF) && len(bytes.TrimSpace(line)) > 0 {
+				return bytes.TrimRight(line, "\r\n"), nil
+			}
+			return nil, err
+		}
+		if line = bytes.TrimRight(line, "\r\n"); len(strings.TrimSpace(string(line))) > 0 {
+			if int64(len(line)) > l.max {
+				return nil, errLineTooLong
+			}
+			return line, nil
+		}
+	}
+}
+
+// lineError is the answer to a line that could not be read before the
+// answer started.
+func lineError(err error, max int64) *HTTPError {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.Is(err, errLineTooLong):
+		return &HTTPError{Status: http.StatusRequestEntityTooLarge, Body: fmt.Sprintf("An incremental render line is larger than the limit of %d bytes.", max)}
+	case errors.As(err, &tooLarge):
+		return bodyTooLarge(tooLarge.Limit, err)
+	default:
+		return &HTTPError{Status: http.StatusBadRequest, Body: "Could not read the incremental render request.", Cause: err}
+	}
+}

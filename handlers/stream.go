@@ -1,0 +1,111 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// errAnswerClosed is a write after the handler finished with its answer.
+var errAnswerClosed = errors.New("the answer is closed")
+
+// httpSink writes a streamed answer (PROTOCOL.md §5): 200 and the render
+// headers at Start, then every chunk flushed as it comes: DATA frames on
+// h2c, chunks on HTTP/1.1. It is closed when the handler is done, so that
+// a render still running (a quarantined runtime) cannot touch the answer.
+type httpSink struct {
+	w        http.ResponseWriter
+	rc       *http.ResponseController
+	onStart  func(http.Header)
+	out      io.Writer // the bytes' way out: the sink itself, or a frameWriter over it
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	lastSent time.Time
+}
+
+func newHTTPSink(w http.ResponseWriter, onStart func(http.Header)) *httpSink {
+	s := &httpSink{w: w, rc: http.NewResponseController(w), onStart: onStart}
+	s.out = sinkWriter{s}
+	return s
+}
+
+// Start sends the status and headers.
+func (s *httpSink) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errAnswerClosed
+	}
+	h := s.w.Header()
+	h.Set("Content-Type", contentTypeText)
+	h.Set("Cache-Control", cacheRender)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if s.onStart != nil {
+		s.onStart(h)
+	}
+	s.w.WriteHeader(http.StatusOK)
+	s.started = true
+	return s.rc.Flush()
+}
+
+// Write sends one chunk of the bundle's output.
+func (s *httpSink) Write(p []byte) error {
+	_, err := s.out.Write(p)
+	return err
+}
+
+// send writes and flushes bytes on the wire.
+func (s *httpSink) send(p []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errAnswerClosed
+	}
+	if _, err := s.w.Write(p); err != nil {
+		return fmt.Errorf("write stream chunk: %w", err)
+	}
+	if err := s.rc.Flush(); err != nil {
+		return fmt.Errorf("flush stream chunk: %w", err)
+	}
+	s.lastSent = time.Now()
+	return nil
+}
+
+// close ends the sink's use of the answer and reports whether it started.
+func (s *httpSink) close() (started bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return s.started
+}
+
+// sinkWriter is the sink's raw way out, as an io.Writer.
+type sinkWriter struct{ s *httpSink }
+
+func (w sinkWriter) Write(p []byte) (int, error) {
+	if err := w.s.send(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// serverTiming is the Server-Timing header asked for by
+// rscStreamObservability: from the start of the bundle lookup to the
+// moment the stream exists.
+func serverTiming(since time.Time) func(http.Header) {
+	return func(h http.Header) {
+		ms := float64(time.Since(since).Microseconds()) / 1000
+		h.Set("Server-Timing", fmt.Sprintf(`ror_renderer_prepare;dur=%.3f;desc="bundle lookup, runtime wait and render until the stream existed"`, ms))
+	}
+}
+
+// abortStream ends a started answer abruptly (RST_STREAM on h2, a closed
+// connection on HTTP/1.1): a failure after the answer started is never
+// dressed up as a success.
+func abortStream() {
+	panic(http.ErrAbortHandler)
+}

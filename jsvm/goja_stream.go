@@ -1,0 +1,159 @@
+package jsvm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+var (
+	errStreamIdle  = errors.New("stream idle")
+	errClientGone  = errors.New("client gone")
+	errStreamEnded = errors.New("the stream ended with an error")
+)
+
+// ensureLoop returns the runtime's event loop, making one when timers are
+// stubbed: streams and incremental updates need a loop for posted work and
+// promise jobs even where JS timers do nothing.
+func (r *gojaRuntime) ensureLoop() *eventLoop {
+	if r.loop == nil {
+		r.loop = newEventLoop()
+	}
+	return r.loop
+}
+
+// attachUpdates makes the render evaluate req's update chunks as they
+// arrive, and keeps its loop waiting for them until the queue closes. It
+// returns the detach to call when the render ends.
+func (r *gojaRuntime) attachUpdates(ctx context.Context, req *Request) (detach func()) {
+	if req.Updates == nil {
+		return func() {}
+	}
+	loop := r.ensureLoop()
+	release := loop.hold()
+	req.Updates.setNotify(func() {
+		loop.post(func() error { return r.drainUpdates(ctx, req, release) })
+	})
+	return func() { req.Updates.setNotify(nil) }
+}
+
+// drainUpdates evaluates the queued update chunks, each in the runtime of
+// the bundle it names, with the request's shared context.
+func (r *gojaRuntime) drainUpdates(ctx context.Context, req *Request, release func()) error {
+	updates, closed := req.Updates.take()
+	for _, up := range updates {
+		if r.streamTouch != nil {
+			r.streamTouch()
+		}
+		target, ok := req.Runtimes[up.BundleID].(*gojaRuntime)
+		if !ok {
+			r.updateFailed(req, up, fmt.Sprintf("bundle %q is not in this request's bundle set", up.BundleID))
+			continue
+		}
+		var err error
+		if target == r {
+			_, err = r.vm.RunScript("updateChunk", up.Code)
+		} else {
+			stop := target.watch(ctx)
+			_, err = target.evaluate(ctx, "updateChunk", up.Code, req)
+			stop()
+		}
+		if err != nil {
+			if errors.As(err, new(*goja.InterruptedError)) {
+				return err
+			}
+			message, _ := target.exceptionParts(err)
+			r.updateFailed(req, up, message)
+		}
+	}
+	if closed {
+		release()
+	}
+	return nil
+}
+
+func (r *gojaRuntime) updateFailed(req *Request, up Update, message string) {
+	if req.Updates.Failed != nil {
+		req.Updates.Failed(up, message)
+	}
+}
+
+// stream answers a stream result: the sink starts the answer, every chunk
+// goes out as the stream produces it, and the event loop runs until the
+// stream ends, fails, idles, or its client goes away.
+func (r *gojaRuntime) stream(ctx context.Context, started time.Time, code string, value goja.Value, req *Request) (Result, error) {
+	if req.Sink == nil {
+		return Result{}, &RenderError{Kind: KindUnsupported, Text: "The rendering request returned a stream where a buffered answer was expected.\n"}
+	}
+	if err := req.Sink.Start(); err != nil {
+		return Result{}, &RenderError{Kind: KindCanceled, Text: "Render canceled: the request went away."}
+	}
+	loop := r.ensureLoop()
+	var (
+		ended     bool
+		streamErr goja.Value
+		writeErr  error
+	)
+	r.streamTouch = func() {}
+	if req.StreamIdle > 0 {
+		idle := loop.setTimer(req.StreamIdle, false, func() error { return errStreamIdle })
+		loop.setRef(idle, false)
+		r.streamTouch = func() { loop.refreshTimer(idle) }
+	}
+	onChunk := func(c goja.FunctionCall) goja.Value {
+		var chunk []byte
+		if ab, ok := c.Argument(0).Export().(goja.ArrayBuffer); ok {
+			chunk = ab.Bytes()
+		} else {
+			chunk = []byte(c.Argument(0).String())
+		}
+		if len(chunk) == 0 || writeErr != nil {
+			return goja.Undefined()
+		}
+		r.streamTouch()
+		writeErr = req.Sink.Write(chunk)
+		return goja.Undefined()
+	}
+	onEnd := func(goja.FunctionCall) goja.Value {
+		ended = true
+		return goja.Undefined()
+	}
+	onError := func(c goja.FunctionCall) goja.Value {
+		streamErr = c.Argument(0)
+		return goja.Undefined()
+	}
+	cancelValue, err := r.hooks.pump(goja.Undefined(), value, r.vm.ToValue(onChunk), r.vm.ToValue(onEnd), r.vm.ToValue(onError))
+	if err != nil {
+		return Result{}, r.renderError(ctx, started, code, err)
+	}
+	err = loop.run(ctx, func() bool { return ended || streamErr != nil || writeErr != nil || r.uncaught != nil })
+	if err == nil {
+		err = r.takeUncaught()
+	}
+	abort := func(reason string) {
+		if cancel, ok := goja.AssertFunction(cancelValue); ok && !r.broken {
+			_, _ = cancel(goja.Undefined(), r.vm.NewGoError(errors.New(reason)))
+		}
+	}
+	switch {
+	case writeErr != nil:
+		abort("the client went away")
+		return Result{}, &RenderError{Kind: KindCanceled, Text: "Stream canceled: the client went away."}
+	case err == nil && streamErr != nil:
+		message, stack := r.errorParts(streamErr)
+		return Result{}, &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
+	case err == nil:
+		return Result{Streamed: true}, nil
+	case errors.Is(err, errStreamIdle):
+		abort("the stream was idle too long")
+		return Result{}, &RenderError{Kind: KindTimeout, Text: fmt.Sprintf("Stream idle: nothing was produced for %s.", req.StreamIdle)}
+	case errors.Is(err, errLoopIdle):
+		abort("the stream stalled")
+		return Result{}, &RenderError{Kind: KindJS, Text: "Stream stalled: it neither ended nor had any pending work that could continue it.\n"}
+	default:
+		return Result{}, r.renderError(ctx, started, code, err)
+	}
+}

@@ -132,6 +132,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "VM_POOL_ROLLOUT_DRAIN_TIMEOUT" $c.vmPoolRolloutDrainTimeout)
   (list "RENDERER_RENDER_TIMEOUT" $c.renderTimeout)
   (list "RENDERER_QUEUE_TIMEOUT" $c.queueTimeout)
+  (list "RENDERER_STREAM_IDLE_TIMEOUT" $c.streamIdleTimeout)
   (list "RENDERER_SHUTDOWN_TIMEOUT" $c.shutdownTimeout)
   (list "RENDERER_MAX_RENDERS_PER_RUNTIME" $c.maxRendersPerRuntime)
   (list "RENDERER_ALL_WORKERS_RESTART_INTERVAL" $c.allWorkersRestartInterval)

@@ -34,6 +34,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// StreamIdleTimeout ends a streamed answer that produces nothing for this long.
 	StreamIdleTimeout time.Duration
+	// GenerationManifest is the absolute path of a pre-seed declaration
+	// whose bundles are loaded at start (RENDERER_CURRENT_GENERATION_MANIFEST).
+	GenerationManifest string
 	// MaxRendersPerRuntime recycles a runtime after that many renders (0: never).
 	MaxRendersPerRuntime int
 	// RecycleInterval, RecycleDelay and RecycleGrace map upstream's
@@ -64,8 +67,7 @@ const defaultCacheFallback = "/tmp/react-on-rails-pro-node-renderer-bundles"
 // built yet: starting with them set would silently ignore what the operator
 // asked for, so gorender refuses instead.
 var notYetSupported = map[string]string{
-	"RENDERER_CURRENT_GENERATION_MANIFEST": "pre-seeded current-generation manifests",
-	"RENDERER_MAX_CONNECTION_AGE":          "connection max age",
+	"RENDERER_MAX_CONNECTION_AGE": "connection max age",
 }
 
 // LoadConfig reads the configuration from getenv and the -p flag value
@@ -210,6 +212,7 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 		}
 	}
 
+	c.GenerationManifest = getenv("RENDERER_CURRENT_GENERATION_MANIFEST")
 	c.CachePath, err = cachePath(getenv, &c.DeprecationNotice)
 	if err != nil {
 		errs = append(errs, err)

@@ -38,7 +38,11 @@ type Server struct {
 	engine   jsvm.Engine
 	handler  http.Handler
 	stopping atomic.Bool
-	version  string
+	// generation is the pre-seed declaration to load at start (nil: none);
+	// generationLoaded turns true once all its bundles are loaded.
+	generation       *bundles.Generation
+	generationLoaded atomic.Bool
+	version          string
 }
 
 // New builds a Server from cfg: it opens the bundle cache and makes the
@@ -59,6 +63,13 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		observer = m
 	}
 	s := &Server{cfg: cfg, logger: logger, cache: cache, engine: engine, version: version}
+	if cfg.GenerationManifest != "" {
+		// A bad declaration fails the start: a deploy that ships a broken
+		// cache must not come up half-ready.
+		if s.generation, err = cache.ReadGeneration(cfg.GenerationManifest); err != nil {
+			return nil, err
+		}
+	}
 	s.pools = worker.New(worker.Config{
 		Engine:               engine,
 		Source:               cache,
@@ -94,10 +105,28 @@ func (s *Server) Ready() (bool, string) {
 	switch {
 	case s.stopping.Load():
 		return false, "shutting_down"
-	case s.pools.Loaded() == 0:
+	case s.generation != nil && !s.generationLoaded.Load():
+		return false, "waiting_for_current_generation"
+	case s.generation == nil && s.pools.Loaded() == 0:
 		return false, "waiting_for_bundle"
 	}
 	return true, "ready"
+}
+
+// loadGeneration loads the declared bundles and fills their pools while the
+// server already answers /health; /ready waits for it. Loading happens
+// beside listening rather than before it so that liveness probes pass
+// during a long load.
+func (s *Server) loadGeneration(ctx context.Context) {
+	started := time.Now()
+	for _, id := range s.generation.Bundles {
+		if err := s.pools.Preload(ctx, id); err != nil {
+			s.logger.Error("current generation: bundle failed to load; not ready", "generation", s.generation.ID, "bundle", id, "err", err)
+			return
+		}
+	}
+	s.generationLoaded.Store(true)
+	s.logger.Info("current generation loaded", "generation", s.generation.ID, "bundles", len(s.generation.Bundles), "duration", time.Since(started))
 }
 
 // Handler is the server's HTTP handler (for tests and benchmarks in-process).
@@ -135,6 +164,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go s.cache.RunSweeper(background, sweepEvery, stagingMaxAge)
 	go s.pools.RunRecycler(background)
 	go s.pools.RunMemoryGuard(background, s.cfg.MaxHeap, memoryGuardEvery)
+	if s.generation != nil {
+		go s.loadGeneration(background)
+	}
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

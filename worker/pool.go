@@ -111,7 +111,7 @@ func (pl *pool) release(e *entry) {
 		pl.cfg.Observer.RuntimeReplaced(reason)
 		pl.cfg.Logger.Info("runtime replaced", "bundle", pl.id, "reason", reason, "renders", e.renders)
 		if !retired {
-			go pl.replenish()
+			go func() { _ = pl.replenish() }()
 		}
 	}
 }
@@ -130,7 +130,7 @@ func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
 	pl.cfg.Logger.Warn("runtime did not stop after interrupt: quarantined and replaced", "bundle", pl.id)
 	<-pl.slots
 	if !retired {
-		go pl.replenish()
+		go func() { _ = pl.replenish() }()
 	}
 	go func() {
 		<-finished
@@ -141,11 +141,11 @@ func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
 
 // replenish makes a runtime in the background to take a retired one's
 // place, so the next render does not pay for loading the bundle.
-func (pl *pool) replenish() {
+func (pl *pool) replenish() error {
 	e, err := pl.newEntry(context.Background())
 	if err != nil {
 		pl.cfg.Logger.Error("replace runtime", "bundle", pl.id, "err", err)
-		return
+		return err
 	}
 	pl.mu.Lock()
 	full := pl.retired || len(pl.idle)+len(pl.busy) >= pl.cfg.RuntimesPerBundle
@@ -156,6 +156,14 @@ func (pl *pool) replenish() {
 	if full {
 		pl.closeEntry(e)
 	}
+	return nil
+}
+
+// size is the number of runtimes alive, idle or busy.
+func (pl *pool) size() int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return len(pl.idle) + len(pl.busy)
 }
 
 // newEntry makes a runtime and loads the bundle into it.
@@ -203,7 +211,7 @@ func (pl *pool) recycleOne(grace time.Duration) bool {
 			pl.mu.Unlock()
 			pl.closeEntry(e)
 			pl.cfg.Observer.RuntimeReplaced("schedule")
-			pl.replenish()
+			_ = pl.replenish()
 			return true
 		}
 	}

@@ -229,10 +229,22 @@ func stuckError(ctx, renderCtx context.Context) error {
 		"Render timed out after %s: the runtime did not stop when interrupted and was replaced.", limit)}
 }
 
-// Preload loads bundle id if it is not loaded yet.
+// Preload loads bundle id if it is not loaded yet and fills its pool with
+// runtimes, so that the first renders do not pay for loading the bundle.
 func (p *Pools) Preload(ctx context.Context, id string) error {
-	_, err := p.pool(ctx, id)
-	return err
+	pl, err := p.pool(ctx, id)
+	if err != nil {
+		return err
+	}
+	for missing := p.cfg.RuntimesPerBundle - pl.size(); missing > 0; missing-- {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := pl.replenish(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bundleSet is the sorted unique ids of entry and deps: acquiring runtimes

@@ -57,13 +57,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err != nil {
 		return err
 	}
-	logger := newLogger(cfg, stderr)
-	logStartupNotices(cfg, logger)
-	srv, err := server.New(cfg, version, logger)
-	if err != nil {
-		return err
-	}
-	ln, err := srv.Listen()
+	srv, ln, err := start(cfg, stderr)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 
 	"github.com/gorender/gorender/server"
 )
@@ -44,17 +45,26 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return err
 	}
-	logger := newLogger(cfg, stderr)
-	logStartupNotices(cfg, logger)
-	srv, err := server.New(cfg, version, logger)
-	if err != nil {
-		return err
-	}
-	ln, err := srv.Listen()
+	srv, ln, err := start(cfg, stderr)
 	if err != nil {
 		return err
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// start builds the server from cfg and opens its listener.
+func start(cfg *server.Config, stderr io.Writer) (*server.Server, net.Listener, error) {
+	logger := newLogger(cfg, stderr)
+	logStartupNotices(cfg, logger)
+	srv, err := server.New(cfg, version, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := srv.Listen()
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, ln, nil
 }
 
 func logStartupNotices(cfg *server.Config, logger *slog.Logger) {

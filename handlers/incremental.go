@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -27,6 +28,9 @@ const MediaTypeNDJSON = "application/x-ndjson"
 const (
 	ndjsonLineTimeout = 20 * time.Second  // without a new line, before EOF
 	pullModeIdle      = 300 * time.Second // without a line or output, pull mode
+	// earlyAnswerDrain bounds how long an answer decided before anything
+	// streamed waits for the rest of the body (see answerEarly).
+	earlyAnswerDrain = 200 * time.Millisecond
 )
 
 // firstChunk is line 1 of an incremental render, after its prechecks.
@@ -45,8 +49,8 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
 	entry := chi.URLParam(r, "bundleId")
 	if mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mediaType != MediaTypeNDJSON {
-		errorReply(&HTTPError{Status: http.StatusUnsupportedMediaType,
-			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", r.Header.Get("Content-Type"), MediaTypeNDJSON)}).write(w, r)
+		answerEarly(w, r, errorReply(&HTTPError{Status: http.StatusUnsupportedMediaType,
+			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", r.Header.Get("Content-Type"), MediaTypeNDJSON)}))
 		return
 	}
 	limits := h.Limits.withDefaults()
@@ -54,12 +58,12 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	first, herr := h.firstChunk(lines, entry)
 	if herr != nil {
 		h.observeRender("rejected", started)
-		errorReply(herr).write(w, r)
+		answerEarly(w, r, errorReply(herr))
 		return
 	}
 	lookup := time.Now()
 	if rp, missing := h.missingBundles(entry, first.DependencyBundleIDs, started); missing {
-		rp.write(w, r)
+		answerEarly(w, r, rp)
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -102,15 +106,20 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	for _, id := range first.DependencyBundleIDs {
 		set[id] = true
 	}
-	var reading sync.WaitGroup
+	var (
+		reading sync.WaitGroup
+		stopped atomic.Bool
+	)
 	reading.Go(func() {
-		h.readUpdates(rc, lines, lineTimeout, set, first.OnClose, req.Updates, stopRender)
+		h.readUpdates(rc, lines, lineTimeout, &stopped, set, first.OnClose, req.Updates, stopRender)
 	})
-	defer func() {
-		// Unblock and wait for the reader: the controller is not ours after return.
+	// Unblock and wait for the reader: the controller is not ours after return.
+	stopReading := sync.OnceFunc(func() {
+		stopped.Store(true)
 		_ = rc.SetReadDeadline(time.Now())
 		reading.Wait()
-	}()
+	})
+	defer stopReading()
 
 	result, err := h.Renderer.Render(renderCtx, entry, first.DependencyBundleIDs, first.RenderingRequest, req)
 	if err == nil && frames != nil && sink.started {
@@ -122,12 +131,28 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		if rp, ok := h.renderFailure(r, entry, started, err); ok {
-			rp.write(w, r)
+			stopReading()
+			answerEarly(w, r, rp)
 		}
 		return
 	}
 	h.observeRender("ok", started)
 	renderReply(result.Body).write(w, r)
+}
+
+// answerEarly writes an answer decided before anything streamed. The
+// client may hold the body open while it waits for it (it streams NDJSON
+// lines as props resolve, and in pull mode sends nothing until asked), so
+// the drain before an error answer (reply.write; on HTTP/1.1 also the
+// server's own) reads only what arrives within earlyAnswerDrain instead of
+// waiting for the body's end; HTTP/1.1 then closes the connection, whose
+// unread body cannot be parsed as a next request.
+func answerEarly(w http.ResponseWriter, r *http.Request, rp reply) {
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(earlyAnswerDrain))
+	rp.write(w, r)
 }
 
 // firstChunk reads and checks line 1: JSON, prechecks, shape, ids.
@@ -192,10 +217,14 @@ func updateChunk(v any) (*jsvm.Update, bool) {
 // chunk. A line that is not a valid chunk is logged and skipped; a body
 // that stalls or breaks a limit stops the render (the answer has started,
 // so it ends abruptly).
-func (h *Handlers) readUpdates(rc *http.ResponseController, lines *lineReader, timeout time.Duration,
+func (h *Handlers) readUpdates(rc *http.ResponseController, lines *lineReader, timeout time.Duration, stopped *atomic.Bool,
 	set map[string]bool, onClose *jsvm.Update, updates *jsvm.Updates, stop context.CancelCauseFunc) {
 	for n := 2; ; n++ {
 		_ = rc.SetReadDeadline(time.Now().Add(timeout))
+		if stopped.Load() {
+			// The handler stopped reading; its deadline may be the one just replaced.
+			return
+		}
 		line, err := lines.next()
 		switch {
 		case errors.Is(err, io.EOF):

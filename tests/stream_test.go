@@ -1,0 +1,695 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorender/gorender/gemclient"
+)
+
+// This file proves streamed renders end to end (PROTOCOL.md §1, §5): the
+// headers of a stream, bytes equal to the Node goldens, the shell arriving
+// before the late Suspense boundaries, Server-Timing, and how a stream ends
+// when its client leaves, when it idles, and when its JavaScript fails.
+
+// ---------------------------------------------------------------------------
+// Reading a streamed answer as it arrives
+
+// streamRead is one read of a streamed answer's body.
+type streamRead struct {
+	At  time.Duration // since the request was sent
+	End int           // bytes received so far, this read included
+}
+
+// streamAnswer is a streamed answer, read incrementally.
+type streamAnswer struct {
+	Status           int
+	Header           http.Header
+	ProtoMajor       int
+	ContentLength    int64
+	TransferEncoding []string
+	Body             []byte
+	Reads            []streamRead
+	// Err is the error that ended the body; nil for a clean end.
+	Err error
+	// Ended is when the body ended (since the request was sent).
+	Ended time.Duration
+}
+
+// reachedAt returns when at least n bytes had arrived, or -1.
+func (a *streamAnswer) reachedAt(n int) time.Duration {
+	for _, r := range a.Reads {
+		if r.End >= n {
+			return r.At
+		}
+	}
+	return -1
+}
+
+// readStream reads resp's body to its end, recording each read.
+func readStream(resp *http.Response, sent time.Time) *streamAnswer {
+	a := &streamAnswer{
+		Status: resp.StatusCode, Header: resp.Header, ProtoMajor: resp.ProtoMajor,
+		ContentLength: resp.ContentLength, TransferEncoding: resp.TransferEncoding,
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			a.Body = append(a.Body, buf[:n]...)
+			a.Reads = append(a.Reads, streamRead{At: time.Since(sent), End: len(a.Body)})
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			a.Err = err
+			break
+		}
+	}
+	a.Ended = time.Since(sent)
+	resp.Body.Close()
+	return a
+}
+
+// rawRenderRequest builds the gem's raw JS render of code on bundle id, with
+// extra headers on top.
+func (s *server) rawRenderRequest(t *testing.T, c context.Context, id, code string, extra http.Header) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(c, http.MethodPost, s.url+"/bundles/"+id+"/render/d41d8cd98f00b204e9800998ecf8427e", strings.NewReader(code))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", gemclient.RawJSContentType)
+	req.Header.Set("X-React-On-Rails-Pro-Protocol-Version", gemclient.ProtocolVersion)
+	req.Header.Set("X-React-On-Rails-Pro-Gem-Version", gemVersion)
+	req.Header.Set("X-React-On-Rails-Pro-Rails-Env", "production")
+	req.Header.Set("X-React-On-Rails-Pro-Dependency-Bundle-Timestamps", "[]")
+	req.Header.Set("Authorization", "Bearer "+testPassword)
+	for k, v := range extra {
+		req.Header[k] = v
+	}
+	return req
+}
+
+// streamRequest sends req over tr and reads the answer as it arrives.
+func (s *server) streamRequest(t *testing.T, tr transport, req *http.Request) *streamAnswer {
+	t.Helper()
+	sent := time.Now()
+	resp, err := s.http(tr).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	return readStream(resp, sent)
+}
+
+// streamRender sends a raw JS render and reads the answer as it arrives.
+func (s *server) streamRender(t *testing.T, tr transport, id, code string, extra http.Header) *streamAnswer {
+	t.Helper()
+	return s.streamRequest(t, tr, s.rawRenderRequest(t, ctx(t), id, code, extra))
+}
+
+// wantStreamHeaders checks a streamed answer's status and headers
+// (PROTOCOL.md §1, §5): 200, the render headers, no Content-Length, and
+// chunked on HTTP/1.1.
+func (a *streamAnswer) wantStreamHeaders(t *testing.T, tr transport) {
+	t.Helper()
+	if a.ProtoMajor != tr.protoMajor() {
+		t.Errorf("answer over HTTP/%d, want HTTP/%d", a.ProtoMajor, tr.protoMajor())
+	}
+	if a.Status != http.StatusOK {
+		t.Fatalf("status %d, want 200; body: %s", a.Status, clip(string(a.Body)))
+	}
+	for name, want := range map[string]string{
+		"Content-Type":           "text/plain; charset=utf-8",
+		"Cache-Control":          "public, max-age=31536000",
+		"X-Content-Type-Options": "nosniff",
+		"Content-Length":         "",
+	} {
+		if got := a.Header.Get(name); got != want {
+			t.Errorf("header %s = %q, want %q", name, got, want)
+		}
+	}
+	if a.ContentLength != -1 {
+		t.Errorf("ContentLength %d, want unknown (-1)", a.ContentLength)
+	}
+	wantTE := []string(nil)
+	if !tr.h2c {
+		wantTE = []string{"chunked"}
+	}
+	if !slices.Equal(a.TransferEncoding, wantTE) {
+		t.Errorf("Transfer-Encoding %v, want %v", a.TransferEncoding, wantTE)
+	}
+}
+
+// wantComplete checks a clean end and the exact bytes.
+func (a *streamAnswer) wantComplete(t *testing.T, want string) {
+	t.Helper()
+	if a.Err != nil {
+		t.Errorf("the stream did not end cleanly: %v (after %d bytes)", a.Err, len(a.Body))
+	}
+	if string(a.Body) != want {
+		t.Errorf("streamed body differs from the golden:\n got %s\nwant %s", clip(string(a.Body)), clip(want))
+	}
+}
+
+// wantAbrupt checks that the answer ended abruptly, never as a clean end:
+// a stream reset on h2, a connection closed before the terminating chunk
+// on HTTP/1.1 (PROTOCOL.md §5).
+func (a *streamAnswer) wantAbrupt(t *testing.T, tr transport) {
+	t.Helper()
+	switch {
+	case a.Err == nil:
+		t.Errorf("the stream ended cleanly after %d bytes; want an abrupt end (%s)", len(a.Body), clip(string(a.Body)))
+	case tr.h2c && !strings.Contains(a.Err.Error(), "stream error"):
+		t.Errorf("h2c body read error %q, want a stream reset", a.Err)
+	case !tr.h2c && !errors.Is(a.Err, io.ErrUnexpectedEOF):
+		t.Errorf("HTTP/1.1 body read error %q, want unexpected EOF", a.Err)
+	}
+}
+
+// chunk is one entry of a golden .chunks.json.
+type chunk struct {
+	Offset int `json:"offset"`
+	Bytes  int `json:"bytes"`
+	AtMs   int `json:"atMs"`
+}
+
+// goldenChunks reads golden/<name>.chunks.json.
+func goldenChunks(t *testing.T, name string) []chunk {
+	t.Helper()
+	var f struct {
+		TotalBytes int     `json:"totalBytes"`
+		Chunks     []chunk `json:"chunks"`
+	}
+	if err := json.Unmarshal([]byte(testdata(t, "golden/"+name+".chunks.json")), &f); err != nil {
+		t.Fatalf("%s.chunks.json: %v", name, err)
+	}
+	if len(f.Chunks) < 2 {
+		t.Fatalf("%s.chunks.json lists %d chunks, want a shell and later chunks", name, len(f.Chunks))
+	}
+	return f.Chunks
+}
+
+// ---------------------------------------------------------------------------
+// Metrics
+
+// metricValue returns the value of one series of /metrics (0 when absent).
+func (s *server) metricValue(t *testing.T, series string) float64 {
+	t.Helper()
+	return metricIn(s.get(t, transports[1], http.MethodGet, "/metrics").Body, series)
+}
+
+// metricIn finds series (name{labels}, exactly as exposed) in a /metrics body.
+func metricIn(body, series string) float64 {
+	for line := range strings.Lines(body) {
+		rest, ok := strings.CutPrefix(line, series+" ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+		if err != nil {
+			return -1
+		}
+		return v
+	}
+	return 0
+}
+
+// waitMetric polls /metrics until ok(value of series) or the deadline.
+func (s *server) waitMetric(t *testing.T, series string, within time.Duration, ok func(float64) bool) float64 {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		v := s.metricValue(t, series)
+		if ok(v) || time.Now().After(deadline) {
+			return v
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func busySeries(id string) string { return `gorender_runtimes_busy{bundle="` + id + `"}` }
+
+func streamsEnded(outcome string) string {
+	return `gorender_streams_ended_total{outcome="` + outcome + `"}`
+}
+
+// ---------------------------------------------------------------------------
+// A bundle of test streams
+
+// testStreamsBundle is a support-modules bundle of streams with a known
+// shape in time. Rendering requests call TestStreams.<kind>(...).
+const testStreamsBundle = `'use strict';
+var PassThrough = require('stream').PassThrough;
+
+function ticker(n, everyMs, out) {
+  var i = 0;
+  out.write('tick 0\n');
+  var timer = setInterval(function () {
+    i += 1;
+    out.write('tick ' + i + '\n');
+    if (i >= n) { clearInterval(timer); out.end(); }
+  }, everyMs);
+  out.on('close', function () { clearInterval(timer); });
+  return out;
+}
+
+globalThis.TestStreams = {
+  // ticks writes "tick i\n" for i = 0..n, one every everyMs, then ends.
+  ticks: function (n, everyMs) { return ticker(n, everyMs, new PassThrough()); },
+  // silent writes one chunk, then nothing until it ends after ms.
+  silent: function (ms) {
+    var out = new PassThrough();
+    out.write('only chunk\n');
+    setTimeout(function () { out.end('late end\n'); }, ms);
+    return out;
+  },
+  // failing writes one chunk, then emits 'error' after ms.
+  failing: function (ms) {
+    var out = new PassThrough();
+    out.write('first chunk\n');
+    setTimeout(function () { out.emit('error', new Error('boom in the middle of the stream')); }, ms);
+    return out;
+  },
+  // failingWeb is a web ReadableStream that errors after its first chunk.
+  failingWeb: function (ms) {
+    return new ReadableStream({
+      start: function (controller) {
+        controller.enqueue(new TextEncoder().encode('first web chunk\n'));
+        setTimeout(function () { controller.error(new Error('web stream failed')); }, ms);
+      },
+    });
+  },
+};
+`
+
+// streamsServer starts a server with support modules and the test streams
+// bundle uploaded; it returns the bundle id.
+func streamsServer(t *testing.T, env map[string]string) (*server, string) {
+	t.Helper()
+	base := map[string]string{"RENDERER_SUPPORT_MODULES": "true"}
+	for k, v := range env {
+		base[k] = v
+	}
+	s := startServer(t, base)
+	id := newID("s")
+	s.upload(t, map[string]string{id: testStreamsBundle}, nil)
+	return s, id
+}
+
+// ticksBody is what TestStreams.ticks(n, ...) writes.
+func ticksBody(n int) string {
+	var sb strings.Builder
+	for i := 0; i <= n; i++ {
+		fmt.Fprintf(&sb, "tick %d\n", i)
+	}
+	return sb.String()
+}
+
+// ---------------------------------------------------------------------------
+// Tests
+
+// serverTimingRE is the Server-Timing header of rscStreamObservability
+// (PROTOCOL.md §5).
+var serverTimingRE = regexp.MustCompile(`^ror_renderer_prepare;dur=[0-9]+\.[0-9]{3};desc="[^"]*"$`)
+
+// TestStreamedRender: the stream-app fixtures (a Node PassThrough fed by
+// renderToPipeableStream, and a web ReadableStream) stream over both
+// transports with stream headers, bytes equal to Node's, and the shell
+// arriving before the late Suspense boundaries; Server-Timing is sent only
+// when asked for (PROTOCOL.md §5).
+func TestStreamedRender(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true", "RENDERER_WORKERS_COUNT": "2"})
+	id := newID("s")
+	s.upload(t, map[string]string{id: testdata(t, "bundles/stream-app.js")}, nil)
+	// Load the bundle before timing anything.
+	s.streamRender(t, transports[0], id, request(t, "stream-web"), nil).wantComplete(t, golden(t, "stream-web"))
+
+	eachTransport(t, func(t *testing.T, tr transport) {
+		for _, name := range []string{"stream-pipeable", "stream-web"} {
+			t.Run(name, func(t *testing.T) {
+				chunks := goldenChunks(t, name)
+				want := golden(t, name)
+				shell, last := chunks[0].Bytes, chunks[len(chunks)-1]
+				// Shell first: the whole shell arrives, and the last
+				// boundary strictly later (order, not exact timing). On a
+				// loaded machine the shell may take as long as the
+				// boundaries' timers, so a short gap is retried; a server
+				// that buffered the stream would never show one.
+				const attempts, minGap = 3, 30 * time.Millisecond
+				for attempt := 1; ; attempt++ {
+					a := s.streamRender(t, tr, id, request(t, name), nil)
+					a.wantStreamHeaders(t, tr)
+					a.wantComplete(t, want)
+					if got := a.Header.Get("Server-Timing"); got != "" {
+						t.Errorf("Server-Timing %q sent without rscStreamObservability", got)
+					}
+					if t.Failed() {
+						return
+					}
+					shellAt, lastStart := a.reachedAt(shell), a.reachedAt(last.Offset+1)
+					t.Logf("%s over %s: shell (%d B) at %s, last boundary (byte %d on, timer at %d ms) at %s, end at %s, %d reads",
+						name, tr.name, shell, shellAt, last.Offset, last.AtMs, lastStart, a.Ended, len(a.Reads))
+					if lastStart-shellAt >= minGap {
+						break
+					}
+					if attempt == attempts {
+						t.Errorf("in %d attempts the last boundary never arrived ≥ %s after the shell: the stream is not flushed as produced", attempts, minGap)
+						break
+					}
+				}
+			})
+		}
+		t.Run("server timing", func(t *testing.T) {
+			a := s.streamRender(t, tr, id, request(t, "stream-web"), http.Header{"X-React-On-Rails-Pro-Rsc-Stream-Observability": {"true"}})
+			a.wantStreamHeaders(t, tr)
+			a.wantComplete(t, golden(t, "stream-web"))
+			if got := a.Header.Get("Server-Timing"); !serverTimingRE.MatchString(got) {
+				t.Errorf("Server-Timing %q, want ror_renderer_prepare;dur=<ms with 3 decimals>;desc=\"...\"", got)
+			}
+
+			a = s.streamRender(t, tr, id, request(t, "stream-web"), http.Header{"X-React-On-Rails-Pro-Rsc-Stream-Observability": {"false"}})
+			a.wantComplete(t, golden(t, "stream-web"))
+			if got := a.Header.Get("Server-Timing"); got != "" {
+				t.Errorf("Server-Timing %q with rscStreamObservability false", got)
+			}
+
+			// The JSON encoding's field.
+			body, _ := json.Marshal(map[string]any{
+				"password": testPassword, "protocolVersion": gemclient.ProtocolVersion, "gemVersion": gemVersion,
+				"railsEnv": "production", "dependencyBundleTimestamps": []string{},
+				"renderingRequest": request(t, "stream-web"), "rscStreamObservability": true,
+			})
+			req, err := http.NewRequestWithContext(ctx(t), http.MethodPost, s.url+"/bundles/"+id+"/render/x", strings.NewReader(string(body)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			a = s.streamRequest(t, tr, req)
+			a.wantStreamHeaders(t, tr)
+			a.wantComplete(t, golden(t, "stream-web"))
+			if got := a.Header.Get("Server-Timing"); !serverTimingRE.MatchString(got) {
+				t.Errorf("JSON rscStreamObservability: Server-Timing %q", got)
+			}
+		})
+	})
+}
+
+// TestStreamWire: on HTTP/1.1 the streamed answer is chunked on the wire,
+// one chunk per flush, with the terminating zero-length chunk at the end
+// (PROTOCOL.md §1).
+func TestStreamWire(t *testing.T) {
+	t.Parallel()
+	s, id := streamsServer(t, nil)
+	const n = 3
+	code := fmt.Sprintf("TestStreams.ticks(%d, 30)", n)
+	req := "POST /bundles/" + id + "/render/d HTTP/1.1\r\n" +
+		"Host: renderer\r\n" +
+		"Content-Type: " + gemclient.RawJSContentType + "\r\n" +
+		"X-React-On-Rails-Pro-Protocol-Version: 2.0.0\r\n" +
+		"Authorization: Bearer " + testPassword + "\r\n" +
+		"Content-Length: " + strconv.Itoa(len(code)) + "\r\n" +
+		"Connection: close\r\n\r\n" + code
+	conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.port), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(requestTimeout))
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	var head strings.Builder
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read head: %v (%q)", err, head.String())
+		}
+		head.WriteString(line)
+		if line == "\r\n" {
+			break
+		}
+	}
+	h := head.String()
+	if !strings.HasPrefix(h, "HTTP/1.1 200 ") || !regexp.MustCompile(`(?mi)^Transfer-Encoding: chunked\r$`).MatchString(h) ||
+		regexp.MustCompile(`(?mi)^Content-Length:`).MatchString(h) {
+		t.Fatalf("want a 200 chunked answer without Content-Length, got:\n%s", h)
+	}
+	var chunks []string
+	for {
+		sizeLine, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read chunk size: %v after chunks %q", err, chunks)
+		}
+		size, err := strconv.ParseInt(strings.TrimSpace(sizeLine), 16, 64)
+		if err != nil {
+			t.Fatalf("chunk size line %q", sizeLine)
+		}
+		data := make([]byte, size+2)
+		if _, err := io.ReadFull(br, data); err != nil {
+			t.Fatalf("read chunk: %v", err)
+		}
+		if size == 0 {
+			break
+		}
+		chunks = append(chunks, string(data[:size]))
+	}
+	var want []string
+	for i := 0; i <= n; i++ {
+		want = append(want, fmt.Sprintf("tick %d\n", i))
+	}
+	if !slices.Equal(chunks, want) {
+		t.Errorf("wire chunks %q, want one per write %q", chunks, want)
+	}
+}
+
+// TestStreamClientGone: 100 streamed renders whose clients leave after the
+// first chunk (RST_STREAM on h2c, a closed socket on HTTP/1.1) each release
+// their runtime: with 2 runtimes the later ones, queued, all get theirs;
+// afterwards no runtime is busy, the metrics count every one as
+// client_gone, a normal render works, and the server's goroutines are back
+// near their baseline (PROTOCOL.md §5).
+func TestStreamClientGone(t *testing.T) {
+	t.Parallel()
+	const streams = 100
+	eachTransport(t, func(t *testing.T, tr transport) {
+		s, id := streamsServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "2"})
+		// 10 s of ticks: only a disconnect ends these streams early.
+		const slow = "TestStreams.ticks(200, 50)"
+		const quick = "TestStreams.ticks(2, 1)"
+
+		// Baseline, with every runtime loaded and the client's connection
+		// (h2c) or none (HTTP/1.1) open, as afterwards.
+		for range 2 {
+			s.streamRender(t, tr, id, quick, nil).wantComplete(t, ticksBody(2))
+		}
+		time.Sleep(200 * time.Millisecond)
+		baseline := s.metricValue(t, "go_goroutines")
+
+		t0 := time.Now()
+		var wg sync.WaitGroup
+		errs := make(chan string, streams)
+		for i := range streams {
+			wg.Go(func() {
+				if err := s.leaveAfterFirstChunk(tr, id, slow); err != nil {
+					errs <- fmt.Sprintf("stream %d: %v", i, err)
+				}
+			})
+		}
+		wg.Wait()
+		t.Logf("%d streams left in %s", streams, time.Since(t0))
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+
+		if v := s.waitMetric(t, busySeries(id), 10*time.Second, func(v float64) bool { return v == 0 }); v != 0 {
+			t.Errorf("%s = %v after the clients left, want 0", busySeries(id), v)
+		}
+		if v := s.waitMetric(t, streamsEnded("client_gone"), 10*time.Second, func(v float64) bool { return v >= streams }); v != streams {
+			t.Errorf("%s = %v, want %d", streamsEnded("client_gone"), v, streams)
+		}
+		t.Logf("metrics settled after %s", time.Since(t0))
+		s.streamRender(t, tr, id, quick, nil).wantComplete(t, ticksBody(2))
+		r := s.render(t, tr, id, "'still ' + 'rendering'")
+		r.want(t, tr, http.StatusOK, "still rendering")
+		if v := s.metricValue(t, `gorender_runtimes{bundle="`+id+`"}`); v != 2 {
+			t.Errorf("gorender_runtimes = %v for the bundle, want its 2 runtimes", v)
+		}
+		if v := s.metricValue(t, "gorender_runtimes_quarantined"); v != 0 {
+			t.Errorf("gorender_runtimes_quarantined = %v, want 0", v)
+		}
+
+		const slack = 10
+		after := s.waitMetric(t, "go_goroutines", 10*time.Second, func(v float64) bool { return v <= baseline+slack })
+		if after > baseline+slack {
+			t.Errorf("go_goroutines %v after the disconnects, baseline %v (+%d allowed): goroutines leaked", after, baseline, slack)
+		}
+		t.Logf("go_goroutines: baseline %v, after %v; total %s", baseline, after, time.Since(t0))
+	})
+}
+
+// leaveAfterFirstChunk starts a streamed render, reads until its first
+// chunk, then leaves: on h2c by canceling the request (RST_STREAM), on
+// HTTP/1.1 by closing the socket.
+func (s *server) leaveAfterFirstChunk(tr transport, id, code string) error {
+	c, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	if tr.h2c {
+		req, err := http.NewRequestWithContext(c, http.MethodPost, s.url+"/bundles/"+id+"/render/x", strings.NewReader(code))
+		if err != nil {
+			return err
+		}
+		req.Header = rawRenderHeaders()
+		req.Header.Set("Content-Type", gemclient.RawJSContentType)
+		resp, err := s.http(tr).Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			return fmt.Errorf("status %d: %s", resp.StatusCode, clip(string(b)))
+		}
+		if _, err := io.ReadFull(resp.Body, make([]byte, len("tick 0\n"))); err != nil {
+			return fmt.Errorf("first chunk: %w", err)
+		}
+		cancel() // RST_STREAM
+		return nil
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(c, "tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(requestTimeout))
+	if _, err := io.WriteString(conn, "POST /bundles/"+id+"/render/x HTTP/1.1\r\nHost: renderer\r\n"+
+		"Content-Type: "+gemclient.RawJSContentType+"\r\n"+
+		"X-React-On-Rails-Pro-Protocol-Version: 2.0.0\r\n"+
+		"Authorization: Bearer "+testPassword+"\r\n"+
+		"Content-Length: "+strconv.Itoa(len(code))+"\r\n\r\n"+code); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("status %d: %s", resp.StatusCode, clip(string(b)))
+	}
+	if _, err := io.ReadFull(resp.Body, make([]byte, len("tick 0\n"))); err != nil {
+		return fmt.Errorf("first chunk: %w", err)
+	}
+	return conn.Close()
+}
+
+// TestStreamIdle: a stream silent for longer than
+// RENDERER_STREAM_IDLE_TIMEOUT ends abruptly, counted as idle; a stream that
+// keeps producing is never cut, neither by the idle window nor by the render
+// deadline, which stops applying once the answer streams (PROTOCOL.md §5,
+// §11).
+func TestStreamIdle(t *testing.T) {
+	t.Parallel()
+	s, id := streamsServer(t, map[string]string{
+		"RENDERER_STREAM_IDLE_TIMEOUT": "300ms", "RENDERER_RENDER_TIMEOUT": "500ms", "RENDERER_WORKERS_COUNT": "2",
+	})
+	eachTransport(t, func(t *testing.T, tr transport) {
+		t.Run("silent", func(t *testing.T) {
+			a := s.streamRender(t, tr, id, "TestStreams.silent(5000)", nil)
+			a.wantStreamHeaders(t, tr)
+			a.wantAbrupt(t, tr)
+			if string(a.Body) != "only chunk\n" {
+				t.Errorf("body %q, want the one chunk before the silence", a.Body)
+			}
+			if a.Ended > 4*time.Second {
+				t.Errorf("the silent stream was cut only after %s", a.Ended)
+			}
+		})
+		t.Run("healthy", func(t *testing.T) {
+			// 20 ticks 100 ms apart: 2 s, four times the render deadline.
+			a := s.streamRender(t, tr, id, "TestStreams.ticks(20, 100)", nil)
+			a.wantStreamHeaders(t, tr)
+			a.wantComplete(t, ticksBody(20))
+		})
+	})
+	t.Cleanup(func() {
+		if v := s.metricValue(t, streamsEnded("idle")); v != 2 {
+			t.Errorf("%s = %v, want 2 (one per transport)", streamsEnded("idle"), v)
+		}
+	})
+}
+
+// TestStreamJSError: a stream whose JavaScript fails after the answer
+// started ends abruptly, never as a fake success (PROTOCOL.md §5).
+func TestStreamJSError(t *testing.T) {
+	t.Parallel()
+	s, id := streamsServer(t, nil)
+	eachTransport(t, func(t *testing.T, tr transport) {
+		for _, c := range []struct{ code, first string }{
+			{"TestStreams.failing(50)", "first chunk\n"},
+			{"TestStreams.failingWeb(50)", "first web chunk\n"},
+		} {
+			t.Run(c.code, func(t *testing.T) {
+				a := s.streamRender(t, tr, id, c.code, nil)
+				a.wantStreamHeaders(t, tr)
+				a.wantAbrupt(t, tr)
+				if string(a.Body) != c.first {
+					t.Errorf("body %q, want only the chunk before the error", a.Body)
+				}
+			})
+		}
+	})
+	t.Cleanup(func() {
+		if v := s.metricValue(t, streamsEnded("error")); v != 4 {
+			t.Errorf("%s = %v, want 4", streamsEnded("error"), v)
+		}
+	})
+}
+
+// TestStreamLatency logs (never asserts) the median time to first byte and
+// total time of the stream-pipeable render over h2c, 10 runs after a warm-up,
+// with the race detector's overhead included.
+func TestStreamLatency(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true", "RENDERER_WORKERS_COUNT": "1"})
+	id := newID("s")
+	s.upload(t, map[string]string{id: testdata(t, "bundles/stream-app.js")}, nil)
+	tr := transports[0]
+	code, want := request(t, "stream-pipeable"), golden(t, "stream-pipeable")
+	s.streamRender(t, tr, id, code, nil).wantComplete(t, want)
+	const runs = 10
+	var ttfb, total []time.Duration
+	for range runs {
+		a := s.streamRender(t, tr, id, code, nil)
+		a.wantComplete(t, want)
+		if len(a.Reads) == 0 {
+			t.Fatal("no bytes")
+		}
+		ttfb = append(ttfb, a.Reads[0].At)
+		total = append(total, a.Reads[len(a.Reads)-1].At)
+	}
+	median := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	t.Logf("stream-pipeable over h2c (race build), median of %d: time to first byte %s, total %s (min %s / %s, max %s / %s)",
+		runs, median(ttfb), median(total), ttfb[0], total[0], ttfb[runs-1], total[runs-1])
+}

@@ -4,38 +4,65 @@ import (
 	"context"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
-func BenchmarkNewRuntimePlain(b *testing.B) {
-	e, err := NewEngine("goja", Options{StubTimers: true})
+// forEachEngineB runs f as a sub-benchmark per engine.
+func forEachEngineB(b *testing.B, f func(b *testing.B, engine string)) {
+	for _, engine := range Engines {
+		b.Run(engine, func(b *testing.B) { f(b, engine) })
+	}
+}
+
+func benchEngine(b *testing.B, engine string, opts Options) Engine {
+	b.Helper()
+	e, err := NewEngine(engine, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		rt, err := e.NewRuntime()
-		if err != nil {
-			b.Fatal(err)
-		}
-		rt.Close()
+	return e
+}
+
+// engineMemory is what the engine of rt holds outside the Go heap.
+func engineMemory(rt Runtime) int64 {
+	if m, ok := rt.(MemoryReporter); ok {
+		return m.MemoryUsage()
 	}
+	return 0
+}
+
+func BenchmarkNewRuntimePlain(b *testing.B) {
+	forEachEngineB(b, func(b *testing.B, engine string) {
+		e := benchEngine(b, engine, Options{StubTimers: true})
+		b.ReportAllocs()
+		for b.Loop() {
+			rt, err := e.NewRuntime()
+			if err != nil {
+				b.Fatal(err)
+			}
+			rt.Close()
+		}
+	})
 }
 
 func BenchmarkNewRuntimeNodeEnv(b *testing.B) {
-	e := nodeEngine(b, Options{})
-	b.ReportAllocs()
-	for b.Loop() {
-		rt, err := e.NewRuntime()
-		if err != nil {
-			b.Fatal(err)
+	forEachEngineB(b, func(b *testing.B, engine string) {
+		e := nodeEngine(b, engine, Options{})
+		b.ReportAllocs()
+		for b.Loop() {
+			rt, err := e.NewRuntime()
+			if err != nil {
+				b.Fatal(err)
+			}
+			rt.Close()
 		}
-		rt.Close()
-	}
+	})
 }
 
-// BenchmarkLoad is a new runtime plus a bundle load, with the heap the
-// loaded runtime keeps (HeapInuse after GC, per runtime).
+// BenchmarkLoad is a new runtime plus a bundle load (compiled once), with
+// the memory the loaded runtime keeps: HeapInuse after GC per runtime (the
+// Go heap) and, for engines that allocate outside it, the engine's own.
 func BenchmarkLoad(b *testing.B) {
 	for _, tc := range []struct {
 		name, bundle string
@@ -47,78 +74,151 @@ func BenchmarkLoad(b *testing.B) {
 		{"node/node-app-webpack", "node-app-webpack", Options{SupportModules: true}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			e, err := NewEngine("goja", tc.opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			src := readTestdata(b, "bundles", tc.bundle+".js")
-			p, err := e.Compile(tc.bundle, testdata+"/bundles/"+tc.bundle+".js", src)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			var keep []Runtime
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			for b.Loop() {
-				rt, err := e.NewRuntime()
-				if err != nil {
-					b.Fatal(err)
+			forEachEngineB(b, func(b *testing.B, engine string) {
+				e := benchEngine(b, engine, tc.opts)
+				p := fixtureProgram(b, e, tc.bundle, testdata+"/bundles/"+tc.bundle+".js")
+				b.ReportAllocs()
+				var keep []Runtime
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				for b.Loop() {
+					rt, err := e.NewRuntime()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := rt.Load(context.Background(), p); err != nil {
+						b.Fatal(err)
+					}
+					if len(keep) < 20 {
+						keep = append(keep, rt)
+					} else {
+						rt.Close()
+					}
 				}
-				if err := rt.Load(context.Background(), p); err != nil {
-					b.Fatal(err)
+				b.StopTimer()
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/float64(len(keep)), "heap-B/runtime")
+				var engineBytes int64
+				for _, rt := range keep {
+					engineBytes += engineMemory(rt)
 				}
-				if len(keep) < 20 {
-					keep = append(keep, rt)
+				b.ReportMetric(float64(engineBytes)/float64(len(keep)), "engine-B/runtime")
+				for _, rt := range keep {
+					rt.Close()
 				}
-			}
-			b.StopTimer()
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/float64(len(keep)), "heap-B/runtime")
-			runtime.KeepAlive(keep)
+			})
 		})
 	}
 }
 
-func BenchmarkRenderHelloWorld(b *testing.B) {
-	for _, tc := range []struct {
-		name string
-		opts Options
-	}{
-		{"plain", Options{StubTimers: true}},
-		{"node", Options{SupportModules: true}},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			e, err := NewEngine("goja", tc.opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			rt := loadFixture(b, e, "react-app")
-			code := readTestdata(b, "requests", "hello-world.js")
-			want := readTestdata(b, "golden", "hello-world.html")
-			b.ReportAllocs()
-			for b.Loop() {
-				res, err := rt.Eval(context.Background(), code, NewRequest(nil))
-				if err != nil || res.Body != want {
-					b.Fatalf("%v %q", err, res.Body)
+// benchRender renders a request of the react-app fixture in a loop and
+// checks the bytes.
+func benchRender(b *testing.B, request string, modes ...string) {
+	for _, mode := range modes {
+		opts := Options{StubTimers: true}
+		if mode == "node" {
+			opts = Options{SupportModules: true}
+		}
+		b.Run(mode, func(b *testing.B) {
+			forEachEngineB(b, func(b *testing.B, engine string) {
+				rt := loadFixture(b, benchEngine(b, engine, opts), "react-app")
+				defer rt.Close()
+				code := readTestdata(b, "requests", request+".js")
+				want := readTestdata(b, "golden", request+".html")
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := rt.Eval(context.Background(), code, NewRequest(nil))
+					if err != nil || res.Body != want {
+						b.Fatalf("%v %.200q", err, res.Body)
+					}
 				}
-			}
+			})
 		})
 	}
 }
+
+func BenchmarkRenderHelloWorld(b *testing.B) { benchRender(b, "hello-world", "plain", "node") }
+
+func BenchmarkRenderSmallPage(b *testing.B) { benchRender(b, "small-page", "plain") }
+
+// BenchmarkRenderListPage renders a 175 KB page (goja: as built, before any
+// rewrite of the bundle's string accumulation).
+func BenchmarkRenderListPage(b *testing.B) { benchRender(b, "list-page", "plain") }
 
 func BenchmarkRenderNodeApp(b *testing.B) {
-	e := nodeEngine(b, Options{})
-	rt := loadFixture(b, e, "node-app-esbuild")
-	code := readTestdata(b, "requests", "node-app-home.js")
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := rt.Eval(context.Background(), code, NewRequest(nil)); err != nil {
-			b.Fatal(err)
+	forEachEngineB(b, func(b *testing.B, engine string) {
+		rt := loadFixture(b, nodeEngine(b, engine, Options{}), "node-app-esbuild")
+		defer rt.Close()
+		code := readTestdata(b, "requests", "node-app-home.js")
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := rt.Eval(context.Background(), code, NewRequest(nil)); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+}
+
+// BenchmarkParallelListPage renders the list page on 8 runtimes at once,
+// one goroutine each (a pool of 8): one op is 8 pages rendered in parallel.
+// It reports the time per page, the process's peak resident memory with 8
+// loaded runtimes rendering, the Go heap, and what the engines hold outside
+// the Go heap.
+func BenchmarkParallelListPage(b *testing.B) { benchParallel(b, "list-page") }
+
+// BenchmarkParallelSmallPage is BenchmarkParallelListPage for a small page:
+// with many small allocations, it shows how renders on different runtimes
+// scale across CPUs (QuickJS's runtimes share one allocator lock).
+func BenchmarkParallelSmallPage(b *testing.B) { benchParallel(b, "small-page") }
+
+func benchParallel(b *testing.B, request string) {
+	const vms = 8
+	forEachEngineB(b, func(b *testing.B, engine string) {
+		e := benchEngine(b, engine, Options{StubTimers: true})
+		code := readTestdata(b, "requests", request+".js")
+		want := readTestdata(b, "golden", request+".html")
+		rts := make([]Runtime, vms)
+		for i := range rts {
+			rts[i] = loadFixture(b, e, "react-app")
+		}
+		defer func() {
+			for _, rt := range rts {
+				rt.Close()
+			}
+		}()
+		var peakRSS int64
+		var peakEngine int64
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			var wg sync.WaitGroup
+			for _, rt := range rts {
+				wg.Go(func() {
+					res, err := rt.Eval(context.Background(), code, NewRequest(nil))
+					if err != nil || res.Body != want {
+						b.Errorf("%v %.200q", err, res.Body)
+					}
+				})
+			}
+			wg.Wait()
+			n++
+			peakRSS = max(peakRSS, processRSS())
+			var engineBytes int64
+			for _, rt := range rts {
+				engineBytes += engineMemory(rt)
+			}
+			peakEngine = max(peakEngine, engineBytes)
+		}
+		b.StopTimer()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*vms), "ns/page")
+		b.ReportMetric(float64(peakRSS)/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "go-heap-MiB")
+		b.ReportMetric(float64(peakEngine)/(1<<20), "engine-MiB")
+	})
 }
 
 // bigBundle is about 3 MB of real bundle code: copies of a fixture, each in
@@ -136,7 +236,8 @@ func bigBundle(b *testing.B, fixture string, copies int) string {
 
 // BenchmarkCompile3MB compares the two lowering strategies on ~3 MB bundles:
 // parse with goja first and lower only on a syntax error (what Compile does),
-// or always lower with esbuild first.
+// or always lower with esbuild first; and QuickJS's compile (await lowered
+// by esbuild when present, then bytecode).
 func BenchmarkCompile3MB(b *testing.B) {
 	for _, tc := range []struct{ name, fixture string }{
 		{"needs-nothing", "react-app"},         // goja parses it as is
@@ -144,7 +245,7 @@ func BenchmarkCompile3MB(b *testing.B) {
 	} {
 		src := bigBundle(b, tc.fixture, 6)
 		b.Run(tc.name+"/parse-first", func(b *testing.B) {
-			e := nodeEngine(b, Options{})
+			e := nodeEngine(b, "goja", Options{})
 			b.SetBytes(int64(len(src)))
 			for b.Loop() {
 				if _, err := e.Compile("big", "", src); err != nil {
@@ -176,6 +277,15 @@ func BenchmarkCompile3MB(b *testing.B) {
 			b.SetBytes(int64(len(src)))
 			for b.Loop() {
 				_, _ = compileModule("big.js", src)
+			}
+		})
+		b.Run(tc.name+"/quickjs", func(b *testing.B) {
+			e := nodeEngine(b, "quickjs", Options{})
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				if _, err := e.Compile("big", "", src); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -43,3 +43,11 @@ func nilResultText(code string) string {
 	return "INVALID NIL or NULL result for rendering\n\nJS code for rendering request was:\n" +
 		truncateMiddle(code, maxDebugSnippetLength) + "\n"
 }
+
+// Texts of render failures every engine answers the same way.
+const (
+	neverSettledStubTimers = "the rendering request returned a promise that never settled: timers are stubbed (RENDERER_STUB_TIMERS), so nothing can resolve it"
+	neverSettledIdle       = "the rendering request returned a promise that never settled: no timer, immediate or other pending work was left that could resolve it"
+	streamWithoutSinkText  = "The rendering request returned a stream where a buffered answer was expected.\n"
+	streamStalledText      = "Stream stalled: it neither ended nor had any pending work that could continue it.\n"
+)

@@ -19,24 +19,18 @@ var envSource string
 // frames); past it a render fails instead of growing the Go stack.
 const maxCallStackSize = 20000
 
-// NewEngine returns the engine named name ("goja" or "" for the default).
-func NewEngine(name string, opts Options) (Engine, error) {
-	switch name {
-	case "", "goja":
-		env, err := envProgram()
-		if err != nil {
-			return nil, fmt.Errorf("compile the render environment: %w", err)
-		}
-		e := &gojaEngine{opts: opts, env: env}
-		if opts.SupportModules {
-			if e.nodeEnv, err = nodeEnvProgram(); err != nil {
-				return nil, fmt.Errorf("compile the Node environment: %w", err)
-			}
-		}
-		return e, nil
-	default:
-		return nil, fmt.Errorf("unknown JavaScript engine %q (supported: goja)", name)
+func newGojaEngine(opts Options) (*gojaEngine, error) {
+	env, err := envProgram()
+	if err != nil {
+		return nil, fmt.Errorf("compile the render environment: %w", err)
 	}
+	e := &gojaEngine{opts: opts, env: env}
+	if opts.SupportModules {
+		if e.nodeEnv, err = nodeEnvProgram(); err != nil {
+			return nil, fmt.Errorf("compile the Node environment: %w", err)
+		}
+	}
+	return e, nil
 }
 
 type gojaEngine struct {
@@ -464,7 +458,7 @@ func (r *gojaRuntime) settle(ctx context.Context, value goja.Value) (*goja.Promi
 		return p, nil
 	}
 	if r.loop == nil {
-		return nil, errors.New("the rendering request returned a promise that never settled: timers are stubbed (RENDERER_STUB_TIMERS), so nothing can resolve it")
+		return nil, errors.New(neverSettledStubTimers)
 	}
 	err = r.loop.run(ctx, func() bool { return r.uncaught != nil || p.State() != goja.PromiseStatePending })
 	if err == nil {
@@ -472,7 +466,7 @@ func (r *gojaRuntime) settle(ctx context.Context, value goja.Value) (*goja.Promi
 	}
 	switch {
 	case errors.Is(err, errLoopIdle):
-		return nil, errors.New("the rendering request returned a promise that never settled: no timer, immediate or other pending work was left that could resolve it")
+		return nil, errors.New(neverSettledIdle)
 	case err != nil:
 		return nil, err
 	}

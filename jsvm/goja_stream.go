@@ -86,7 +86,7 @@ func (r *gojaRuntime) updateFailed(req *Request, up Update, message string) {
 // stream ends, fails, idles, or its client goes away.
 func (r *gojaRuntime) stream(ctx context.Context, started time.Time, code string, value goja.Value, req *Request) (Result, error) {
 	if req.Sink == nil {
-		return Result{}, &RenderError{Kind: KindUnsupported, Text: "The rendering request returned a stream where a buffered answer was expected.\n"}
+		return Result{}, &RenderError{Kind: KindUnsupported, Text: streamWithoutSinkText}
 	}
 	if err := req.Sink.Start(); err != nil {
 		return Result{}, &RenderError{Kind: KindCanceled, Text: "Render canceled: the request went away."}
@@ -152,7 +152,7 @@ func (r *gojaRuntime) stream(ctx context.Context, started time.Time, code string
 		return Result{}, &RenderError{Kind: KindTimeout, Text: fmt.Sprintf("Stream idle: nothing was produced for %s.", req.StreamIdle)}
 	case errors.Is(err, errLoopIdle):
 		abort("the stream stalled")
-		return Result{}, &RenderError{Kind: KindJS, Text: "Stream stalled: it neither ended nor had any pending work that could continue it.\n"}
+		return Result{}, &RenderError{Kind: KindJS, Text: streamStalledText}
 	default:
 		return Result{}, r.renderError(ctx, started, code, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -30,11 +31,10 @@ func loadFixture(t testing.TB, e Engine, name string) Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := readTestdata(t, "bundles", name+".js")
-	p, err := e.Compile(name, path, src)
-	if err != nil {
-		t.Fatalf("compile %s: %v", name, err)
+	if quickjsUnderRace && e.Name() == "quickjs" {
+		t.Skip(quickjsRaceSkip)
 	}
+	p := fixtureProgram(t, e, name, path)
 	rt, err := e.NewRuntime()
 	if err != nil {
 		t.Fatal(err)
@@ -47,20 +47,56 @@ func loadFixture(t testing.TB, e Engine, name string) Runtime {
 	return rt
 }
 
-func nodeEngine(t testing.TB, opts Options) Engine {
+func nodeEngine(t testing.TB, engine string, opts Options) Engine {
 	t.Helper()
 	opts.SupportModules = true
-	e, err := NewEngine("goja", opts)
+	e, err := NewEngine(engine, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
 }
 
+// fixturePrograms caches compiled fixture bundles across tests, as the
+// worker compiles each bundle once per process: a Program only depends on
+// the engine and on whether it is a CommonJS module.
+var fixturePrograms sync.Map // fixtureKey -> Program
+
+type fixtureKey struct {
+	engine     string
+	module     bool
+	name, path string
+}
+
+func fixtureProgram(t testing.TB, e Engine, name, path string) Program {
+	t.Helper()
+	key := fixtureKey{engine: e.Name(), name: name, path: path}
+	switch e := e.(type) {
+	case *gojaEngine:
+		key.module = e.opts.SupportModules
+	case *qjsEngine:
+		key.module = e.opts.SupportModules
+		if e.nativeAsync {
+			key.engine += "-native-async"
+		}
+	}
+	if p, ok := fixturePrograms.Load(key); ok {
+		return p.(Program)
+	}
+	p, err := e.Compile(name, path, readTestdata(t, "bundles", name+".js"))
+	if err != nil {
+		t.Fatalf("compile %s: %v", name, err)
+	}
+	fixturePrograms.Store(key, p)
+	return p
+}
+
 // Support-modules fixture bundles give Node's bytes (goldens recorded with
 // Node 20 by tests/testdata/js/record.mjs).
-func TestSupportModulesGoldens(t *testing.T) {
-	e := nodeEngine(t, Options{ReplayAsyncLogs: true})
+func TestSupportModulesGoldens(t *testing.T) { forEachEngine(t, testSupportModulesGoldens) }
+
+func testSupportModulesGoldens(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, Options{ReplayAsyncLogs: true})
 	tests := []struct{ bundle, request, golden string }{
 		{"node-app-esbuild", "node-app-home", "node-app-home"},
 		{"node-app-esbuild", "node-app-about", "node-app-about"},
@@ -96,8 +132,10 @@ func TestSupportModulesGoldens(t *testing.T) {
 
 // The streaming renders are the streaming issue's; here it is enough that
 // they produce a stream.
-func TestSupportModulesStreamKind(t *testing.T) {
-	e := nodeEngine(t, Options{})
+func TestSupportModulesStreamKind(t *testing.T) { forEachEngine(t, testSupportModulesStreamKind) }
+
+func testSupportModulesStreamKind(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, Options{})
 	rt := loadFixture(t, e, "stream-app")
 	for _, req := range []string{"stream-pipeable", "stream-web"} {
 		_, err := rt.Eval(context.Background(), readTestdata(t, "requests", req+".js"), NewRequest(nil))
@@ -112,9 +150,11 @@ func TestSupportModulesStreamKind(t *testing.T) {
 // ReplayAsyncLogs off the log AsyncGreeting writes after its await is not
 // replayed (upstream resets console.history after the synchronous part), so
 // that golden needs it on.
-func TestPlainGoldens(t *testing.T) {
+func TestPlainGoldens(t *testing.T) { forEachEngine(t, testPlainGoldens) }
+
+func testPlainGoldens(t *testing.T, engine string) {
 	for _, opts := range []Options{{StubTimers: true, ReplayAsyncLogs: true}, {ReplayAsyncLogs: true}, {SupportModules: true, ReplayAsyncLogs: true}} {
-		e, err := NewEngine("goja", opts)
+		e, err := NewEngine(engine, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +169,7 @@ func TestPlainGoldens(t *testing.T) {
 			}
 		}
 	}
-	e, err := NewEngine("goja", Options{StubTimers: true})
+	e, err := NewEngine(engine, Options{StubTimers: true})
 	if err != nil {
 		t.Fatal(err)
 	}

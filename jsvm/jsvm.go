@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,12 +30,35 @@ type Options struct {
 	// starts afresh after the synchronous part, as upstream does, and what
 	// the asynchronous part logs is not replayed.
 	ReplayAsyncLogs bool
+	// MemoryLimit bounds, in bytes, the memory each runtime of an engine
+	// that allocates outside the Go heap (quickjs) may use; 0 means
+	// DefaultMemoryLimit, a negative value no limit. A render that passes it
+	// fails like a timeout and its runtime is replaced. goja's memory is the
+	// Go heap's (GOMEMLIMIT, RENDERER_MAX_HEAP) and ignores it.
+	MemoryLimit int64
+}
+
+// Engines are the names NewEngine accepts, the default first.
+var Engines = []string{"goja", "quickjs"}
+
+// NewEngine returns the engine named name: "goja" (or "" for the default)
+// or "quickjs".
+func NewEngine(name string, opts Options) (Engine, error) {
+	switch name {
+	case "", "goja":
+		return newGojaEngine(opts)
+	case "quickjs":
+		return newQuickJSEngine(opts)
+	default:
+		return nil, fmt.Errorf("unknown JavaScript engine %q (supported: %s)", name, strings.Join(Engines, ", "))
+	}
 }
 
 // Engine compiles bundles and makes runtimes. An Engine is safe for
 // concurrent use; the runtimes it makes are not.
 type Engine interface {
-	// Name is the engine's name as reported in /info and logs ("goja").
+	// Name is the engine's name as reported in /info and logs ("goja",
+	// "quickjs").
 	Name() string
 	// Compile parses a bundle once; the Program may be loaded by many runtimes
 	// on different goroutines. name is the bundle id, used in stack traces;
@@ -65,6 +89,13 @@ type Runtime interface {
 	Broken() bool
 	// Close releases the runtime.
 	Close()
+}
+
+// MemoryReporter is implemented by runtimes whose engine allocates outside
+// the Go heap (quickjs), which GOMEMLIMIT and Go's memory statistics do not
+// see: MemoryUsage is the bytes the runtime's engine holds now.
+type MemoryReporter interface {
+	MemoryUsage() int64
 }
 
 // Result is the answer of a successful render.

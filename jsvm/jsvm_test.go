@@ -1,6 +1,7 @@
 package jsvm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -24,9 +25,9 @@ func newLoaded(t *testing.T, e Engine, id, src string) Runtime {
 	return rt
 }
 
-func newEngine(t *testing.T) Engine {
+func newEngine(t *testing.T, engine string) Engine {
 	t.Helper()
-	e, err := NewEngine("goja", Options{StubTimers: true})
+	e, err := NewEngine(engine, Options{StubTimers: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +39,10 @@ var renders = 0;
 function greet(name) { renders++; console.log('hi %s', name); return '<p>' + name + ' ' + renders + '</p>'; }
 `
 
-func TestEvalResults(t *testing.T) {
-	e := newEngine(t)
+func TestEvalResults(t *testing.T) { forEachEngine(t, testEvalResults) }
+
+func testEvalResults(t *testing.T, engine string) {
+	e := newEngine(t, engine)
 	rt := newLoaded(t, e, "b1", bundle)
 	tests := []struct {
 		name, code, want string
@@ -94,8 +97,10 @@ func TestEvalResults(t *testing.T) {
 	}
 }
 
-func TestPerRenderGlobalsCleared(t *testing.T) {
-	rt := newLoaded(t, newEngine(t), "b1", bundle)
+func TestPerRenderGlobalsCleared(t *testing.T) { forEachEngine(t, testPerRenderGlobalsCleared) }
+
+func testPerRenderGlobalsCleared(t *testing.T, engine string) {
+	rt := newLoaded(t, newEngine(t, engine), "b1", bundle)
 	req := NewRequest(map[string]Runtime{"b1": rt})
 	if _, err := rt.Eval(context.Background(), `'x'`, req); err != nil {
 		t.Fatal(err)
@@ -112,24 +117,21 @@ func TestPerRenderGlobalsCleared(t *testing.T) {
 	if _, err := rt.Eval(context.Background(), `globalThis.peek = () => typeof renderingRequest + typeof sharedExecutionContext + typeof runOnOtherBundle; 'x'`, req); err != nil {
 		t.Fatal(err)
 	}
-	rt2 := rt.(*gojaRuntime)
-	v, err := rt2.vm.RunString(`peek()`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.String() != "undefinedundefinedundefined" {
+	if v := evalOutsideRender(t, rt, `peek()`); v != "undefinedundefinedundefined" {
 		t.Fatalf("per-render globals leaked: %s", v)
 	}
 }
 
-func TestTimeoutInterruptsAndRetires(t *testing.T) {
-	rt := newLoaded(t, newEngine(t), "b1", bundle)
+func TestTimeoutInterruptsAndRetires(t *testing.T) { forEachEngine(t, testTimeoutInterruptsAndRetires) }
+
+func testTimeoutInterruptsAndRetires(t *testing.T, engine string) {
+	rt := newLoaded(t, newEngine(t, engine), "b1", bundle)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	started := time.Now()
 	_, err := rt.Eval(ctx, `while (true) {}`, NewRequest(nil))
 	var re *RenderError
-	if !errors.As(err, &re) || re.Kind != KindTimeout || !strings.HasPrefix(re.Text, "Render timed out after 100ms") {
+	if !errors.As(err, &re) || re.Kind != KindTimeout || !timedOutAfterAbout(re.Text, 100*time.Millisecond) {
 		t.Fatalf("err = %#v", err)
 	}
 	if time.Since(started) > 5*time.Second {
@@ -141,7 +143,11 @@ func TestTimeoutInterruptsAndRetires(t *testing.T) {
 }
 
 func TestSharedContextAndRunOnOtherBundle(t *testing.T) {
-	e := newEngine(t)
+	forEachEngine(t, testSharedContextAndRunOnOtherBundle)
+}
+
+func testSharedContextAndRunOnOtherBundle(t *testing.T, engine string) {
+	e := newEngine(t, engine)
 	entry := newLoaded(t, e, "entry", `var tag = 'entry';`)
 	rsc := newLoaded(t, e, "rsc", `var tag = 'rsc'; var n = 0; function payload(x) { n++; return JSON.stringify({x: x, n: n}); }`)
 	req := NewRequest(map[string]Runtime{"entry": entry, "rsc": rsc})
@@ -176,8 +182,10 @@ func TestSharedContextAndRunOnOtherBundle(t *testing.T) {
 	}
 }
 
-func TestLoadErrors(t *testing.T) {
-	e := newEngine(t)
+func TestLoadErrors(t *testing.T) { forEachEngine(t, testLoadErrors) }
+
+func testLoadErrors(t *testing.T, engine string) {
+	e := newEngine(t, engine)
 	if _, err := e.Compile("bad", "", "function ("); err == nil {
 		t.Fatal("syntax error compiled")
 	}
@@ -209,10 +217,16 @@ func TestTruncateMiddle(t *testing.T) {
 }
 
 func TestUnknownEngineAndSupportModules(t *testing.T) {
-	if _, err := NewEngine("v8", Options{}); err == nil {
-		t.Fatal("unknown engine accepted")
+	if _, err := NewEngine("v8", Options{}); err == nil || !strings.Contains(err.Error(), "supported: goja, quickjs") {
+		t.Fatalf("unknown engine: %v", err)
 	}
-	if _, err := NewEngine("goja", Options{SupportModules: true}); err != nil {
-		t.Fatalf("support modules: %v", err)
+	for _, name := range append([]string{""}, Engines...) {
+		e, err := NewEngine(name, Options{SupportModules: true})
+		if err != nil {
+			t.Fatalf("%q with support modules: %v", name, err)
+		}
+		if want := cmp.Or(name, "goja"); e.Name() != want {
+			t.Fatalf("NewEngine(%q).Name() = %q", name, e.Name())
+		}
 	}
 }

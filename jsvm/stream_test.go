@@ -43,8 +43,10 @@ func (s *recordingSink) body() string {
 	return string(bytes.Join(s.chunks, nil))
 }
 
-func TestStreamGoldens(t *testing.T) {
-	e := nodeEngine(t, Options{ReplayAsyncLogs: true})
+func TestStreamGoldens(t *testing.T) { forEachEngine(t, testStreamGoldens) }
+
+func testStreamGoldens(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, Options{ReplayAsyncLogs: true})
 	rt := loadFixture(t, e, "stream-app")
 	for _, name := range []string{"stream-pipeable", "stream-web"} {
 		t.Run(name, func(t *testing.T) {
@@ -78,7 +80,11 @@ func TestStreamGoldens(t *testing.T) {
 }
 
 func TestStreamClientGoneAbortsAndKeepsRuntime(t *testing.T) {
-	e := nodeEngine(t, Options{})
+	forEachEngine(t, testStreamClientGoneAbortsAndKeepsRuntime)
+}
+
+func testStreamClientGoneAbortsAndKeepsRuntime(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, Options{})
 	rt := loadFixture(t, e, "stream-app")
 	sink := &recordingSink{failAt: 2}
 	req := NewRequest(map[string]Runtime{"stream-app": rt})
@@ -95,8 +101,10 @@ func TestStreamClientGoneAbortsAndKeepsRuntime(t *testing.T) {
 	}
 }
 
-func TestStreamIdleTimeout(t *testing.T) {
-	e := nodeEngine(t, Options{})
+func TestStreamIdleTimeout(t *testing.T) { forEachEngine(t, testStreamIdleTimeout) }
+
+func testStreamIdleTimeout(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, Options{})
 	p, err := e.Compile("streamer", "", `globalThis.PassThrough = require('stream').PassThrough;`)
 	if err != nil {
 		t.Fatal(err)
@@ -126,8 +134,10 @@ func TestStreamIdleTimeout(t *testing.T) {
 	}
 }
 
-func TestStreamWithoutSinkIsAnError(t *testing.T) {
-	e := nodeEngine(t, Options{})
+func TestStreamWithoutSinkIsAnError(t *testing.T) { forEachEngine(t, testStreamWithoutSinkIsAnError) }
+
+func testStreamWithoutSinkIsAnError(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, Options{})
 	rt := loadFixture(t, e, "stream-app")
 	_, err := rt.Eval(context.Background(), readTestdata(t, "requests", "stream-web.js"), NewRequest(nil))
 	var re *RenderError
@@ -136,8 +146,10 @@ func TestStreamWithoutSinkIsAnError(t *testing.T) {
 	}
 }
 
-func TestIncrementalUpdatesGolden(t *testing.T) {
-	e := nodeEngine(t, Options{})
+func TestIncrementalUpdatesGolden(t *testing.T) { forEachEngine(t, testIncrementalUpdatesGolden) }
+
+func testIncrementalUpdatesGolden(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, Options{})
 	rt := loadFixture(t, e, "async-props")
 	sink := &recordingSink{}
 	req := NewRequest(map[string]Runtime{"async-props": rt})

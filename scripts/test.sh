@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, vet, a static cgo-free build, every
 # package's tests (unit and end-to-end against the real binary) with the race
-# detector, and a short run of each fuzz target on its committed corpus.
+# detector (and jsvm's QuickJS tests without it), and a short run of each
+# fuzz target on its committed corpus.
 # Then the deploy checks (helm lint, rendered manifests, Dockerfile lint and
 # build: scripts/check-deploy.sh, which installs helm from the Go module
 # proxy). Needs only Go; the JS fixtures are committed (tests/testdata/build.sh
@@ -26,6 +27,12 @@ CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/gorender
 
 step "go test -race"
 go test -race -count=1 -timeout 12m ./...
+
+# The race detector instruments QuickJS's translated C too (about 10x
+# slower), so the QuickJS tests of the fixture bundles skip under -race and
+# run here without it.
+step "go test jsvm on QuickJS (no -race)"
+GORENDER_TEST_ENGINES=quickjs go test -count=1 -timeout 5m ./jsvm/
 
 step "fuzz the body decoders (${FUZZTIME:=10s} each)"
 for target in $(go test -list '^Fuzz' ./handlers/ | grep '^Fuzz'); do

@@ -20,6 +20,8 @@ type Metrics struct {
 	registry *prometheus.Registry
 
 	requests        *prometheus.CounterVec
+	requestBytes    *prometheus.CounterVec
+	responseBytes   *prometheus.CounterVec
 	renderDuration  *prometheus.HistogramVec
 	queueWait       prometheus.Histogram
 	runtimesTotal   *prometheus.GaugeVec
@@ -44,6 +46,12 @@ func New(version, engine string) *Metrics {
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gorender_http_requests_total", Help: "HTTP requests by route and status code.",
 	}, []string{"route", "code"})
+	m.requestBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gorender_http_request_bytes_total", Help: "Request body bytes read, by route.",
+	}, []string{"route"})
+	m.responseBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gorender_http_response_bytes_total", Help: "Response body bytes written, by route.",
+	}, []string{"route"})
 	m.renderDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "gorender_render_duration_seconds", Help: "Render duration by outcome, from body decoded to answer ready.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
@@ -84,8 +92,8 @@ func New(version, engine string) *Metrics {
 	}, []string{"version", "goversion", "engine"})
 	build.WithLabelValues(version, runtime.Version(), engine).Set(1)
 	for _, c := range []prometheus.Collector{
-		m.requests, m.renderDuration, m.queueWait, m.runtimesTotal, m.runtimesBusy, m.runtimeReplaced,
-		m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.streamsEnded, m.gemVersions, build,
+		m.requests, m.requestBytes, m.responseBytes, m.renderDuration, m.queueWait,
+		m.runtimesTotal, m.runtimesBusy, m.runtimeReplaced, m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.streamsEnded, m.gemVersions, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
 		f(c)
@@ -101,6 +109,13 @@ func (m *Metrics) Handler() http.Handler {
 // Request counts one HTTP request.
 func (m *Metrics) Request(route string, code int) {
 	m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+}
+
+// BodyBytes counts the request body bytes read and the response body bytes
+// written by one request.
+func (m *Metrics) BodyBytes(route string, read, written int64) {
+	m.requestBytes.WithLabelValues(route).Add(float64(read))
+	m.responseBytes.WithLabelValues(route).Add(float64(written))
 }
 
 // Render observes one render's duration by outcome.

@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorender/gorender/auth"
+	"github.com/gorender/gorender/jsvm"
 )
 
 // Config is everything gorender is configured with, read once at start from
@@ -34,6 +36,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// StreamIdleTimeout ends a streamed answer that produces nothing for this long.
 	StreamIdleTimeout time.Duration
+	// MaxConnectionAge closes a client connection gracefully once it is
+	// that old (±10%), at its next answer, so that long-lived h2c
+	// connections rebalance across replicas (0: never).
+	MaxConnectionAge time.Duration
 	// GenerationManifest is the absolute path of a pre-seed declaration
 	// whose bundles are loaded at start (RENDERER_CURRENT_GENERATION_MANIFEST).
 	GenerationManifest string
@@ -45,6 +51,9 @@ type Config struct {
 	// MaxHeap is the memory guard's bound on the Go heap (0: off); by
 	// default 80% of the container's memory limit, when there is one.
 	MaxHeap uint64
+	// QuickJSMemoryLimit bounds each quickjs runtime's own memory, outside
+	// the Go heap (bytes; negative: no limit).
+	QuickJSMemoryLimit int64
 	// MemoryLimit is the Go runtime's soft memory limit and where it came
 	// from (GOMEMLIMIT or the cgroup), for the startup log.
 	MemoryLimit       uint64
@@ -66,9 +75,7 @@ const defaultCacheFallback = "/tmp/react-on-rails-pro-node-renderer-bundles"
 // notYetSupported are upstream variables whose behaviour gorender has not
 // built yet: starting with them set would silently ignore what the operator
 // asked for, so gorender refuses instead.
-var notYetSupported = map[string]string{
-	"RENDERER_MAX_CONNECTION_AGE": "connection max age",
-}
+var notYetSupported = map[string]string{}
 
 // LoadConfig reads the configuration from getenv and the -p flag value
 // (portFlag, 0 when absent). Every problem is reported at once.
@@ -84,6 +91,9 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 		StubTimers: getenv("RENDERER_STUB_TIMERS") == "" || getenv("RENDERER_STUB_TIMERS") == "true",
 	}
 	c.SupportModules = truthy(getenv("RENDERER_SUPPORT_MODULES"))
+	if !slices.Contains(jsvm.Engines, c.JSEngine) {
+		bad("RENDERER_JS_ENGINE", c.JSEngine, "want one of "+strings.Join(jsvm.Engines, ", "))
+	}
 
 	c.Port = 3800
 	if v := getenv("RENDERER_PORT"); v != "" {
@@ -149,6 +159,14 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 		}
 	}
 
+	if v := getenv("RENDERER_MAX_CONNECTION_AGE"); v != "" {
+		d, err := parseDuration(v, time.Second)
+		if err != nil || d < 0 {
+			bad("RENDERER_MAX_CONNECTION_AGE", v, "want a duration such as 5m or 300 (seconds), or 0 for never")
+		}
+		c.MaxConnectionAge = d
+	}
+
 	c.Metrics = true
 	if v := getenv("RENDERER_METRICS"); v != "" {
 		on, ok := parseSwitch(v)
@@ -204,6 +222,19 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 			bad("RENDERER_MAX_HEAP", v, "want a size such as 512MiB or 2GiB, or 0 for off")
 		}
 		c.MaxHeap = n
+	}
+
+	c.QuickJSMemoryLimit = 512 << 20
+	if v := getenv("RENDERER_QUICKJS_MEMORY_LIMIT"); v != "" {
+		n, err := parseBytes(v)
+		switch {
+		case v == "off" || (err == nil && n == 0):
+			c.QuickJSMemoryLimit = -1
+		case err != nil || n > 1<<40:
+			bad("RENDERER_QUICKJS_MEMORY_LIMIT", v, "want a size such as 512MiB or 2GiB, or 0/off for no limit")
+		default:
+			c.QuickJSMemoryLimit = int64(n)
+		}
 	}
 
 	for name, feature := range notYetSupported {

@@ -34,6 +34,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"metrics", c.Metrics, true},
 		{"engine", c.JSEngine, "goja"},
 		{"recycle grace", c.RecycleGrace, 30 * time.Second},
+		{"max connection age", c.MaxConnectionAge, time.Duration(0)},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -55,6 +56,8 @@ func TestLoadConfigValues(t *testing.T) {
 		"RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS": "0.5",
 		"GRACEFUL_WORKER_RESTART_TIMEOUT":                   "5",
 		"RENDERER_LOG_LEVEL":                                "trace",
+		"RENDERER_MAX_CONNECTION_AGE":                       "90",
+		"RENDERER_JS_ENGINE":                                "quickjs",
 	}), 5000)
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +80,12 @@ func TestLoadConfigValues(t *testing.T) {
 	if c.LogLevel != slog.LevelDebug {
 		t.Errorf("trace level = %v", c.LogLevel)
 	}
+	if c.MaxConnectionAge != 90*time.Second {
+		t.Errorf("max connection age = %v, want 90s (a bare number is seconds)", c.MaxConnectionAge)
+	}
+	if c.JSEngine != "quickjs" {
+		t.Errorf("engine = %q", c.JSEngine)
+	}
 }
 
 func TestLoadConfigErrors(t *testing.T) {
@@ -91,7 +100,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad duration", map[string]string{"RAILS_ENV": "test", "RENDERER_RENDER_TIMEOUT": "soon"}, "RENDERER_RENDER_TIMEOUT"},
 		{"bad log level", map[string]string{"RAILS_ENV": "test", "RENDERER_LOG_LEVEL": "loud"}, "RENDERER_LOG_LEVEL"},
 		{"restart vars alone", map[string]string{"RAILS_ENV": "test", "RENDERER_ALL_WORKERS_RESTART_INTERVAL": "5"}, "set both or neither"},
-		{"not built yet", map[string]string{"RAILS_ENV": "test", "RENDERER_MAX_CONNECTION_AGE": "5m"}, "not supported by this gorender build yet"},
+		{"bad connection age", map[string]string{"RAILS_ENV": "test", "RENDERER_MAX_CONNECTION_AGE": "-1s"}, "RENDERER_MAX_CONNECTION_AGE"},
+		{"unknown engine", map[string]string{"RAILS_ENV": "test", "RENDERER_JS_ENGINE": "v8"}, `RENDERER_JS_ENGINE="v8": want one of goja, quickjs`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

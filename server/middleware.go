@@ -2,9 +2,11 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -13,12 +15,14 @@ import (
 	"github.com/gorender/gorender/metrics"
 )
 
-// statusRecorder remembers the status a handler wrote. It forwards Flush
-// and Unwrap so http.ResponseController keeps working through it.
+// statusRecorder remembers the status a handler wrote and counts the body
+// bytes written. It forwards Flush and Unwrap so http.ResponseController
+// keeps working through it.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
-	wrote  bool
+	status  int
+	wrote   bool
+	written atomic.Int64
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -32,7 +36,9 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	if !s.wrote {
 		s.status, s.wrote = http.StatusOK, true
 	}
-	return s.ResponseWriter.Write(b)
+	n, err := s.ResponseWriter.Write(b)
+	s.written.Add(int64(n))
+	return n, err
 }
 
 func (s *statusRecorder) Flush() {
@@ -43,7 +49,23 @@ func (s *statusRecorder) Flush() {
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// observe counts each request by route pattern and status, logs it (never
+// countingBody counts the request body bytes a handler reads. Reads may
+// come from another goroutine than the handler's (full-duplex streams).
+type countingBody struct {
+	io.ReadCloser
+	read atomic.Int64
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.read.Add(int64(n))
+	return n, err
+}
+
+// observe counts each request by route pattern and status, and its request
+// and response body bytes (gorender_http_request_bytes_total,
+// gorender_http_response_bytes_total: bytes the handler read and wrote;
+// HEAD answers count none), logs it (never
 // bodies, props or passwords) when its level reaches minLevel
 // (RENDERER_LOG_HTTP_LEVEL: info for answers, error for 5xx), and turns a
 // panic into a 500 so that none escapes a request.
@@ -52,6 +74,11 @@ func observe(logger *slog.Logger, minLevel slog.Level, m *metrics.Metrics) func(
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			started := time.Now()
 			rec := &statusRecorder{ResponseWriter: w}
+			var body *countingBody
+			if r.Body != nil && r.Body != http.NoBody {
+				body = &countingBody{ReadCloser: r.Body}
+				r.Body = body
+			}
 			defer func() {
 				p := recover()
 				// ErrAbortHandler ends a started stream abruptly on purpose:
@@ -76,6 +103,14 @@ func observe(logger *slog.Logger, minLevel slog.Level, m *metrics.Metrics) func(
 				}
 				if m != nil {
 					m.Request(route, status)
+					var read, written int64
+					if body != nil {
+						read = body.read.Load()
+					}
+					if r.Method != http.MethodHead {
+						written = rec.written.Load()
+					}
+					m.BodyBytes(route, read, written)
 				}
 				lvl := slog.LevelInfo
 				if status >= 500 {

@@ -52,7 +52,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bundle cache: %w", err)
 	}
-	engine, err := jsvm.NewEngine(cfg.JSEngine, jsvm.Options{StubTimers: cfg.StubTimers, SupportModules: cfg.SupportModules, ReplayAsyncLogs: cfg.ReplayAsyncLogs})
+	engine, err := jsvm.NewEngine(cfg.JSEngine, jsvm.Options{StubTimers: cfg.StubTimers, SupportModules: cfg.SupportModules, ReplayAsyncLogs: cfg.ReplayAsyncLogs, MemoryLimit: cfg.QuickJSMemoryLimit})
 	if err != nil {
 		return nil, fmt.Errorf("JavaScript engine: %w", err)
 	}
@@ -96,7 +96,11 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Logger:          logger,
 		StreamIdle:      cfg.StreamIdleTimeout,
 	})
-	s.handler = NewRouter(h, m, observe(logger, cfg.LogHTTPLevel, m))
+	mw := []func(http.Handler) http.Handler{observe(logger, cfg.LogHTTPLevel, m)}
+	if cfg.MaxConnectionAge > 0 {
+		mw = append(mw, retireOldConns)
+	}
+	s.handler = NewRouter(h, m, mw...)
 	return s, nil
 }
 
@@ -158,6 +162,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			MaxConcurrentStreams: 250,
 		},
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
+	}
+	if s.cfg.MaxConnectionAge > 0 {
+		srv.ConnContext = stampConnAge(s.cfg.MaxConnectionAge)
 	}
 	background, stopBackground := context.WithCancel(context.Background())
 	defer stopBackground()

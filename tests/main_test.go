@@ -190,10 +190,14 @@ func freePort(t *testing.T) int {
 // timeouts, and env on top ("" unsets a variable); it waits until /health
 // answers. On cleanup it sends SIGTERM and fails the test unless the process
 // exits 0 within 15 s (or the race detector spoke); the server's output is
-// printed when the test failed.
+// printed when the test failed. A RENDERER_SERVER_BUNDLE_CACHE_PATH in env
+// is used as the cache (to restart on the cache of an earlier process).
 func startServer(t *testing.T, env map[string]string) *server {
 	t.Helper()
 	cache := filepath.Join(t.TempDir(), "cache")
+	if c := env["RENDERER_SERVER_BUNDLE_CACHE_PATH"]; c != "" {
+		cache = c
+	}
 	base := map[string]string{
 		"RENDERER_HOST":                     "127.0.0.1",
 		"RENDERER_PASSWORD":                 testPassword,

@@ -78,16 +78,17 @@ func (pl *pool) acquire(ctx context.Context) (*entry, error) {
 	return e, nil
 }
 
-// release returns a leased runtime. A broken one is replaced; one that is
-// due for recycling (by count or schedule) is replaced before it closes, so
-// the pool never shrinks; one of a retired pool just closes.
-func (pl *pool) release(e *entry) {
+// release returns a leased runtime. A broken one is replaced and counted
+// as brokenReason; one that is due for recycling (by count or schedule) is
+// replaced before it closes, so the pool never shrinks; one of a retired
+// pool just closes.
+func (pl *pool) release(e *entry, brokenReason string) {
 	e.renders++
 	pl.mu.Lock()
 	reason := ""
 	switch {
 	case e.rt.Broken():
-		reason = "broken"
+		reason = brokenReason
 	case pl.cfg.MaxRendersPerRuntime > 0 && e.renders >= pl.cfg.MaxRendersPerRuntime:
 		reason = "max_renders"
 	case e.recycle:

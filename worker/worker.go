@@ -179,7 +179,13 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 			return jsvm.Result{}, stuckError(ctx, renderCtx)
 		}
 	}
-	l.release()
+	// A runtime the memory guard interrupted is counted as replaced for
+	// that reason, once, when it is released broken.
+	broken := "broken"
+	if errors.Is(context.Cause(renderCtx), errHeapLimit) {
+		broken = "heap_limit"
+	}
+	l.releaseAs(broken)
 	if o.err != nil && ctx.Err() == nil {
 		if err := interruptCause(renderCtx); err != nil {
 			return jsvm.Result{}, err
@@ -261,9 +267,13 @@ type lease struct {
 	pools   map[string]*pool
 }
 
-func (l *lease) release() {
+func (l *lease) release() { l.releaseAs("broken") }
+
+// releaseAs releases the lease; a broken runtime is replaced and counted
+// with reason brokenReason.
+func (l *lease) releaseAs(brokenReason string) {
 	for id, e := range l.entries {
-		l.pools[id].release(e)
+		l.pools[id].release(e, brokenReason)
 	}
 }
 
@@ -286,18 +296,24 @@ func (l *lease) setStop(stop context.CancelCauseFunc) map[string]jsvm.Runtime {
 }
 
 // acquire leases one runtime of every bundle of ids, in order, within the
-// queue timeout.
+// queue timeout. The bundles are loaded first: the queue timeout bounds the
+// wait for a free runtime, not a cold bundle's load (which would otherwise
+// use it up and turn the first render of a large bundle into a 503).
 func (p *Pools) acquire(ctx context.Context, ids []string) (*lease, error) {
+	pools := make([]*pool, len(ids))
+	for i, id := range ids {
+		pl, err := p.pool(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		pools[i] = pl
+	}
 	waitCtx, cancel := context.WithTimeout(ctx, p.cfg.QueueTimeout)
 	defer cancel()
 	started := time.Now()
 	l := &lease{entries: make(map[string]*entry, len(ids)), pools: make(map[string]*pool, len(ids))}
-	for _, id := range ids {
-		pl, err := p.pool(ctx, id)
-		if err != nil {
-			l.release()
-			return nil, err
-		}
+	for i, id := range ids {
+		pl := pools[i]
 		e, err := pl.acquire(waitCtx)
 		if err != nil {
 			l.release()

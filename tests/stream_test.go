@@ -351,7 +351,7 @@ func TestStreamedRender(t *testing.T) {
 				// loaded machine the shell may take as long as the
 				// boundaries' timers, so a short gap is retried; a server
 				// that buffered the stream would never show one.
-				const attempts, minGap = 3, 30 * time.Millisecond
+				const attempts, minGap = 5, 30 * time.Millisecond
 				for attempt := 1; ; attempt++ {
 					a := s.streamRender(t, tr, id, request(t, name), nil)
 					a.wantStreamHeaders(t, tr)

@@ -49,6 +49,9 @@ type gojaProgram struct {
 	lowered bool
 	// propertyEscapes: may build \p{…} regexes, which need the rewrite.
 	propertyEscapes bool
+	// stringBuilds: quadratic string accumulators rewritten into array
+	// joins (RewriteStringBuilds).
+	stringBuilds int
 }
 
 func (p *gojaProgram) Name() string { return p.name }
@@ -59,6 +62,8 @@ func (e *gojaEngine) Name() string { return "goja" }
 // generators, for await, regex flags it lacks) or it may use \p{…} regex
 // escapes, the bundle is first lowered with esbuild. Parsing first keeps the
 // common case free of the transform and keeps the bundle's own line numbers.
+// Unless KeepStringBuilds, react-dom's quadratic string builds are rewritten
+// into array joins before compiling (RewriteStringBuilds).
 func (e *gojaEngine) Compile(name, path, source string) (Program, error) {
 	p := &gojaProgram{name: name, path: path, module: e.opts.SupportModules, propertyEscapes: mayUsePropertyEscapes(source)}
 	src := source
@@ -69,7 +74,7 @@ func (e *gojaEngine) Compile(name, path, source string) (Program, error) {
 		}
 		src, p.lowered = lowered, true
 	}
-	prg, err := e.compile(name, src, p.module)
+	prg, err := p.compile(e, src)
 	if err != nil && !p.lowered {
 		lowered, lerr := lowerForGoja(name+".js", source, false)
 		if lerr != nil {
@@ -77,7 +82,7 @@ func (e *gojaEngine) Compile(name, path, source string) (Program, error) {
 			return nil, fmt.Errorf("compile bundle %s: %w", name, err)
 		}
 		var lowErr error
-		if prg, lowErr = e.compile(name, lowered, p.module); lowErr != nil {
+		if prg, lowErr = p.compile(e, lowered); lowErr != nil {
 			return nil, fmt.Errorf("compile bundle %s: %w (and after lowering it with esbuild for goja: %v)", name, err, lowErr)
 		}
 		err = nil
@@ -88,6 +93,22 @@ func (e *gojaEngine) Compile(name, path, source string) (Program, error) {
 	}
 	p.prg = prg
 	return p, nil
+}
+
+// compile compiles src, rewritten by RewriteStringBuilds unless the engine
+// keeps string builds. The rewrite parses src itself and returns it
+// unchanged when it does not parse or nothing matches; should the rewritten
+// source ever fail to compile, src is compiled as it is.
+func (p *gojaProgram) compile(e *gojaEngine, src string) (*goja.Program, error) {
+	if !e.opts.KeepStringBuilds {
+		if out, n, err := RewriteStringBuilds(src); err == nil && n > 0 {
+			if prg, err := e.compile(p.name, out, p.module); err == nil {
+				p.stringBuilds = n
+				return prg, nil
+			}
+		}
+	}
+	return e.compile(p.name, src, p.module)
 }
 
 func (e *gojaEngine) compile(name, source string, module bool) (*goja.Program, error) {

@@ -36,6 +36,11 @@ type Options struct {
 	// fails like a timeout and its runtime is replaced. goja's memory is the
 	// Go heap's (GOMEMLIMIT, RENDERER_MAX_HEAP) and ignores it.
 	MemoryLimit int64
+	// KeepStringBuilds turns off the load-time rewrite of quadratic string
+	// accumulators (RewriteStringBuilds) in engines whose strings are flat
+	// (goja); RENDERER_REWRITE_STRING_BUILDS=false. quickjs has rope strings
+	// and never rewrites.
+	KeepStringBuilds bool
 }
 
 // Engines are the names NewEngine accepts, the default first.

@@ -60,9 +60,13 @@ type Config struct {
 	MemoryLimitSource string
 	Metrics           bool
 	JSEngine          string
-	ReplayAsyncLogs   bool
-	PasswordWarnings  []string
-	DeprecationNotice []string
+	// RewriteStringBuilds turns react-dom's quadratic `html += chunk`
+	// builds into array joins when goja loads a bundle
+	// (RENDERER_REWRITE_STRING_BUILDS, default true).
+	RewriteStringBuilds bool
+	ReplayAsyncLogs     bool
+	PasswordWarnings    []string
+	DeprecationNotice   []string
 }
 
 // Addr is the listen address.
@@ -174,6 +178,14 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 			bad("RENDERER_METRICS", v, "want true/false, on/off, 1/0")
 		}
 		c.Metrics = on
+	}
+	c.RewriteStringBuilds = true
+	if v := getenv("RENDERER_REWRITE_STRING_BUILDS"); v != "" {
+		on, ok := parseSwitch(v)
+		if !ok {
+			bad("RENDERER_REWRITE_STRING_BUILDS", v, "want true/false, on/off, 1/0")
+		}
+		c.RewriteStringBuilds = on
 	}
 	c.ReplayAsyncLogs = getenv("NODE_ENV") == "development"
 	if v := getenv("REPLAY_SERVER_ASYNC_OPERATION_LOGS"); v != "" {

@@ -33,6 +33,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"http log level", c.LogHTTPLevel, slog.LevelError},
 		{"metrics", c.Metrics, true},
 		{"engine", c.JSEngine, "goja"},
+		{"rewrite string builds", c.RewriteStringBuilds, true},
 		{"recycle grace", c.RecycleGrace, 30 * time.Second},
 		{"max connection age", c.MaxConnectionAge, time.Duration(0)},
 	}

@@ -52,7 +52,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bundle cache: %w", err)
 	}
-	engine, err := jsvm.NewEngine(cfg.JSEngine, jsvm.Options{StubTimers: cfg.StubTimers, SupportModules: cfg.SupportModules, ReplayAsyncLogs: cfg.ReplayAsyncLogs, MemoryLimit: cfg.QuickJSMemoryLimit})
+	engine, err := jsvm.NewEngine(cfg.JSEngine, jsvm.Options{StubTimers: cfg.StubTimers, SupportModules: cfg.SupportModules, ReplayAsyncLogs: cfg.ReplayAsyncLogs, MemoryLimit: cfg.QuickJSMemoryLimit, KeepStringBuilds: !cfg.RewriteStringBuilds})
 	if err != nil {
 		return nil, fmt.Errorf("JavaScript engine: %w", err)
 	}
@@ -178,7 +178,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	s.logger.Info("gorender listening", "addr", ln.Addr().String(), "version", s.version,
-		"engine", s.engine.Name(), "runtimes_per_bundle", s.cfg.WorkersCount, "cache", s.cache.Root(),
+		"engine", s.engine.Name(), "rewrite_string_builds", s.cfg.RewriteStringBuilds, "runtimes_per_bundle", s.cfg.WorkersCount, "cache", s.cache.Root(),
 		"protocols", "HTTP/1.1,h2c", "memory_limit_bytes", s.cfg.MemoryLimit,
 		"memory_limit_source", s.cfg.MemoryLimitSource, "max_heap_bytes", s.cfg.MaxHeap)
 

@@ -29,7 +29,6 @@ import (
 
 	"github.com/gorender/gorender/bench"
 	"github.com/gorender/gorender/gemclient"
-	"github.com/gorender/gorender/jsvm"
 )
 
 const password = "bench-password-4f7a1c9e2b"
@@ -67,7 +66,7 @@ func main() {
 	flag.StringVar(&c.loadCPUs, "load-cpus", "", "taskset CPU list of the load generator (default: the lower half)")
 	flag.StringVar(&workloads, "workloads", "hello,small,medium,large", "render workloads")
 	flag.StringVar(&protocols, "protocols", "h2c,http1", "h2c (h2load) and/or http1 (wrk)")
-	flag.StringVar(&variants, "variants", "node,gorender,gorender+rw", "servers: node, gorender (the bundle as built), gorender+rw (the bundle rewritten by jsvm.RewriteStringBuilds before upload)")
+	flag.StringVar(&variants, "variants", "node,gorender,quickjs", "servers: node, gorender (goja, defaults), gorender-norw (goja with RENDERER_REWRITE_STRING_BUILDS=false), quickjs (RENDERER_JS_ENGINE=quickjs)")
 	flag.BoolVar(&c.mem, "mem", true, "run the memory workload (4 concurrent renders) and cold starts")
 	flag.StringVar(&c.gorenderBin, "gorender", "bin/gorender", "gorender binary")
 	flag.StringVar(&c.nodeDir, "node-dir", "bench/node", "directory of the Node reference server (npm ci done)")
@@ -211,11 +210,11 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
-	rewritten, n, err := jsvm.RewriteStringBuilds(built)
-	if err != nil || n == 0 {
-		return fmt.Errorf("rewrite the fixture bundle: %d sites, %v", n, err)
+	for _, v := range c.variants {
+		if _, ok := variantEnv[v]; !ok {
+			return fmt.Errorf("unknown variant %q", v)
+		}
 	}
-	bundles := map[string]string{"node": built, "gorender": built, "gorender+rw": rewritten}
 
 	rep := &report{
 		Started:    time.Now().UTC(),
@@ -241,7 +240,7 @@ func run(c config) error {
 						rep.Results = append(rep.Results, result{Workload: wn, Proto: proto, Variant: v, Workers: c.workers, Run: r, Note: reason})
 						continue
 					}
-					res, err := cell(c, v, proto, w, bundles[v], c.workers, r, answers, c.warmup, c.duration)
+					res, err := cell(c, v, proto, w, built, c.workers, r, answers, c.warmup, c.duration)
 					if err != nil {
 						var slow *slowError
 						if errors.As(err, &slow) {
@@ -268,7 +267,7 @@ func run(c config) error {
 						rep.Results = append(rep.Results, result{Workload: "mem4-" + wn, Proto: "h2c", Variant: v, Workers: c.memWorkers, Run: r, Note: reason})
 						continue
 					}
-					res, err := cell(c, v, "h2c", w, bundles[v], c.memWorkers, r, answers, c.warmup, c.duration)
+					res, err := cell(c, v, "h2c", w, built, c.memWorkers, r, answers, c.warmup, c.duration)
 					if err != nil {
 						var slow *slowError
 						if !errors.As(err, &slow) {
@@ -285,7 +284,7 @@ func run(c config) error {
 		}
 		for r := 1; r <= c.coldRuns; r++ {
 			for _, v := range rotate(c.variants, r) {
-				cr, err := coldStart(c, v, bundles[v], small)
+				cr, err := coldStart(c, v, built, small)
 				if err != nil {
 					return fmt.Errorf("cold start %s: %w", v, err)
 				}
@@ -476,6 +475,15 @@ type server struct {
 	log     *os.File
 }
 
+// variantEnv is what each server variant adds to the environment; every
+// one of them is sent the bundle as built.
+var variantEnv = map[string][]string{
+	"node":          nil,
+	"gorender":      nil,
+	"gorender-norw": {"RENDERER_REWRITE_STRING_BUILDS=false"},
+	"quickjs":       {"RENDERER_JS_ENGINE=quickjs"},
+}
+
 var nextPort = 3810
 
 func startServer(c config, variant, proto string, workers int, cache string) (*server, error) {
@@ -498,6 +506,7 @@ func startServer(c config, variant, proto string, workers int, cache string) (*s
 		args = []string{"-c", c.serverCPUs, c.gorenderBin}
 		env = append(env, "GOMAXPROCS="+strconv.Itoa(workers), "RENDERER_LOG_LEVEL=warn",
 			"RENDERER_RENDER_TIMEOUT=120s", "RENDERER_QUEUE_TIMEOUT=120s")
+		env = append(env, variantEnv[variant]...)
 		env = append(env, c.gorenderEnv...)
 	}
 	logf, err := os.OpenFile(filepath.Join(c.outDir, "server-"+strings.ReplaceAll(variant, "+", "-")+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

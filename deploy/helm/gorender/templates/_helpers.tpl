@@ -140,6 +140,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "GRACEFUL_WORKER_RESTART_TIMEOUT" $c.gracefulWorkerRestartTimeout)
   (list "RENDERER_MAX_HEAP" $c.maxHeap)
   (list "RENDERER_QUICKJS_MEMORY_LIMIT" $c.quickjsMemoryLimit)
+  (list "RENDERER_REWRITE_STRING_BUILDS" $c.rewriteStringBuilds)
   (list "RENDERER_STUB_TIMERS" $c.stubTimers)
   (list "RENDERER_SUPPORT_MODULES" $c.supportModules)
   (list "RENDERER_LOG_LEVEL" $c.logLevel)

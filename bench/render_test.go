@@ -19,27 +19,33 @@ const bundleFile = "bundles/react-app.js"
 
 var bundleSource = sync.OnceValues(func() (string, error) { return ReadTestdata(bundleFile) })
 
-// bundleVariant returns the fixture bundle as built or rewritten by
-// jsvm.RewriteStringBuilds (what the engine does at load with the rewrite on).
-func bundleVariant(tb testing.TB, rewritten bool) string {
+// bundle returns the fixture bundle as built.
+func bundle(tb testing.TB) string {
 	tb.Helper()
 	src, err := bundleSource()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if !rewritten {
-		return src
-	}
-	out, n, err := jsvm.RewriteStringBuilds(src)
-	if err != nil || n != 1 {
-		tb.Fatalf("rewrite: %d sites, %v", n, err)
-	}
-	return out
+	return src
 }
 
-func newEngine(tb testing.TB) jsvm.Engine {
+// setup is one engine configuration the render benchmarks compare.
+type setup struct {
+	name   string
+	engine string
+	// keep turns goja's load-time rewrite of the string build off.
+	keep bool
+}
+
+var (
+	gojaDefault = setup{"goja", "goja", false}
+	gojaAsBuilt = setup{"goja-norw", "goja", true}
+	quickJS     = setup{"quickjs", "quickjs", false}
+)
+
+func newEngine(tb testing.TB, s setup) jsvm.Engine {
 	tb.Helper()
-	e, err := jsvm.NewEngine("goja", jsvm.Options{StubTimers: true})
+	e, err := jsvm.NewEngine(s.engine, jsvm.Options{StubTimers: true, KeepStringBuilds: s.keep})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -87,20 +93,20 @@ var raceEnabled = func() bool {
 	return false
 }()
 
-// BenchmarkRender renders each workload once per op in one loaded runtime,
-// with the fixture bundle as built and as rewritten. The as-built large page
-// is quadratic (minutes): it runs only with BENCH_SLOW=1.
+// BenchmarkRender renders each workload once per op in one loaded runtime:
+// goja (which rewrites the string build at load), goja with the bundle run
+// as built, and quickjs. The as-built large page is quadratic on goja
+// (minutes): it runs only with BENCH_SLOW=1.
 func BenchmarkRender(b *testing.B) {
 	ws, err := Workloads()
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := newEngine(b)
-	for _, variant := range []string{"asbuilt", "rewritten"} {
-		rt := loadedRuntime(b, e, bundleVariant(b, variant == "rewritten"))
+	for _, s := range []setup{gojaDefault, gojaAsBuilt, quickJS} {
+		rt := loadedRuntime(b, newEngine(b, s), bundle(b))
 		for _, w := range ws {
-			b.Run(w.Name+"/"+variant, func(b *testing.B) {
-				if w.Name == "large" && variant == "asbuilt" && !slow() {
+			b.Run(w.Name+"/"+s.name, func(b *testing.B) {
+				if w.Name == "large" && s == gojaAsBuilt && !slow() {
 					b.Skip("quadratic: minutes per render; BENCH_SLOW=1 to run")
 				}
 				b.ReportAllocs()
@@ -115,16 +121,15 @@ func BenchmarkRender(b *testing.B) {
 	}
 }
 
-// TestRewrittenRendersSame renders every workload with the bundle as built
-// and rewritten and wants the same bytes (and Node's golden where there is
+// TestRewrittenRendersSame renders every workload on goja with the rewrite
+// of the string build off and on and wants the same bytes (and Node's golden where there is
 // one). The as-built large page only with BENCH_SLOW=1.
 func TestRewrittenRendersSame(t *testing.T) {
 	ws, err := Workloads()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEngine(t)
-	built, rewritten := loadedRuntime(t, e, bundleVariant(t, false)), loadedRuntime(t, e, bundleVariant(t, true))
+	built, rewritten := loadedRuntime(t, newEngine(t, gojaAsBuilt), bundle(t)), loadedRuntime(t, newEngine(t, gojaDefault), bundle(t))
 	goldens := map[string]string{"hello": "golden/hello.html", "small": "golden/small-page.html", "medium": "golden/list-page.html"}
 	for _, w := range ws {
 		t.Run(w.Name, func(t *testing.T) {
@@ -166,8 +171,8 @@ func TestRewrittenRendersSame(t *testing.T) {
 // (parse + analysis + re-parse to check), goja compile, and a new runtime
 // that evaluates the compiled bundle.
 func BenchmarkBundle(b *testing.B) {
-	src := bundleVariant(b, false)
-	e := newEngine(b)
+	src := bundle(b)
+	e := newEngine(b, gojaDefault)
 	b.Run("rewrite", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(src)))
@@ -223,8 +228,7 @@ func BenchmarkRequestProps(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := newEngine(b)
-	rt := loadedRuntime(b, e, bundleVariant(b, true))
+	rt := loadedRuntime(b, newEngine(b, gojaDefault), bundle(b))
 	defer rt.Close()
 	for _, w := range ws {
 		if w.Name != "medium" && w.Name != "large" {

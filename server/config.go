@@ -58,8 +58,11 @@ type Config struct {
 	// from (GOMEMLIMIT or the cgroup), for the startup log.
 	MemoryLimit       uint64
 	MemoryLimitSource string
-	Metrics           bool
-	JSEngine          string
+	// GCPercent is the Go collector's GOGC in effect: the variable, else
+	// defaultGCPercent.
+	GCPercent int
+	Metrics   bool
+	JSEngine  string
 	// RewriteStringBuilds turns react-dom's quadratic `html += chunk`
 	// builds into array joins when goja loads a bundle
 	// (RENDERER_REWRITE_STRING_BUILDS, default true).
@@ -227,6 +230,7 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 	}
 
 	c.MemoryLimit, c.MemoryLimitSource = applyMemoryLimit(getenv)
+	c.GCPercent = applyGCPercent(getenv)
 	c.MaxHeap = c.MemoryLimit / 10 * 8 * 10 / 9 // 80% of the hard limit under the 90% soft one
 	if v := getenv("RENDERER_MAX_HEAP"); v != "" {
 		n, err := parseBytes(v)

@@ -3,6 +3,7 @@ package server
 import (
 	"log/slog"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +122,29 @@ func TestCachePathDeprecatedAlias(t *testing.T) {
 	}
 	if c.CachePath != "/srv/bundles" || len(c.DeprecationNotice) != 1 {
 		t.Fatalf("cache %q notices %v", c.CachePath, c.DeprecationNotice)
+	}
+}
+
+// TestGCPercent: without GOGC gorender collects at 200; with it, the
+// runtime's own reading of the variable stays in effect.
+func TestGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+
+	c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value"}), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetGCPercent(100); c.GCPercent != 200 || got != 200 {
+		t.Errorf("GOGC unset: config %d, runtime %d, want 200", c.GCPercent, got)
+	}
+
+	debug.SetGCPercent(150) // what the runtime read from GOGC=150 at start
+	c, err = LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOGC": "150"}), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetGCPercent(100); c.GCPercent != 150 || got != 150 {
+		t.Errorf("GOGC=150: config %d, runtime %d, want 150", c.GCPercent, got)
 	}
 }

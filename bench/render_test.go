@@ -270,3 +270,78 @@ func BenchmarkCompileRequest(b *testing.B) {
 		})
 	}
 }
+
+// byteSink collects a streamed answer and counts its chunks.
+type byteSink struct {
+	body   []byte
+	chunks int
+}
+
+func (s *byteSink) Start() error { return nil }
+
+func (s *byteSink) Write(p []byte) error {
+	s.body = append(s.body, p...)
+	s.chunks++
+	return nil
+}
+
+// BenchmarkListStream renders the medium ListPage (500 items) inside
+// stream-app.js, in the Node environment, by renderToString and by
+// renderToPipeableStream piped into a PassThrough and out to a Go sink: the
+// streaming renderer's own cost on each engine. Both give the same bytes.
+func BenchmarkListStream(b *testing.B) {
+	code, err := ReadTestdata("requests/list-page.js")
+	if err != nil {
+		b.Fatal(err)
+	}
+	props := code[:strings.Index(code, "  return ReactOnRails[")]
+	src, err := ReadTestdata("bundles/stream-app.js")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range []setup{gojaDefault, quickJS} {
+		e, err := jsvm.NewEngine(s.engine, jsvm.Options{SupportModules: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := e.Compile("stream-app", Testdata("bundles/stream-app.js"), src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt, err := e.NewRuntime()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := rt.Load(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+		run := func(b testing.TB, fn string) (string, int) {
+			req := jsvm.NewRequest(map[string]jsvm.Runtime{"stream-app": rt})
+			sink := &byteSink{}
+			req.Sink, req.StreamIdle = sink, 10*time.Second
+			res, err := rt.Eval(context.Background(), props+"  return "+fn+"(usedProps);\n})()\n", req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.Streamed {
+				return string(sink.body), sink.chunks
+			}
+			return res.Body, 1
+		}
+		str, _ := run(b, "renderListString")
+		streamed, chunks := run(b, "renderListStream")
+		if str != streamed || !strings.HasPrefix(str, `<section class="list-page"><h2>500<!-- --> items</h2>`) {
+			b.Fatalf("%s: renderToString and the stream differ (%d vs %d bytes)", s.name, len(str), len(streamed))
+		}
+		for _, fn := range []string{"renderListString", "renderListStream"} {
+			b.Run(fn+"/"+s.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					run(b, fn)
+				}
+				b.ReportMetric(float64(chunks), "chunks/stream")
+			})
+		}
+		rt.Close()
+	}
+}

@@ -239,17 +239,19 @@ func (r *gojaRuntime) hostObject(node bool) *goja.Object {
 	set("utf8Encode", func(c goja.FunctionCall) goja.Value {
 		return vm.ToValue(vm.NewArrayBuffer([]byte(c.Argument(0).String())))
 	})
+	set("utf8Length", func(c goja.FunctionCall) goja.Value {
+		return vm.ToValue(len(c.Argument(0).String()))
+	})
+	// The destination is the Uint8Array itself, whose export aliases its
+	// bytes: reading .buffer, .byteOffset and .byteLength in JavaScript
+	// costs more in goja than the encoding (React's streaming renderers
+	// call this once per chunk).
 	set("utf8EncodeInto", func(c goja.FunctionCall) goja.Value {
-		buf, ok := c.Argument(1).Export().(goja.ArrayBuffer)
+		b, ok := c.Argument(1).Export().([]byte)
 		if !ok {
-			panic(vm.NewTypeError("encodeInto: destination is not an ArrayBuffer"))
+			panic(vm.NewTypeError("encodeInto: destination is not a Uint8Array"))
 		}
-		off, n := int(c.Argument(2).ToInteger()), int(c.Argument(3).ToInteger())
-		b := buf.Bytes()
-		if off < 0 || n < 0 || off+n > len(b) {
-			panic(vm.NewTypeError("encodeInto: destination out of range"))
-		}
-		read, written := utf8EncodeInto(c.Argument(0).String(), b[off:off+n])
+		read, written := utf8EncodeInto(c.Argument(0).String(), b)
 		return vm.NewArray(read, written)
 	})
 	set("utf8Decode", func(c goja.FunctionCall) goja.Value {

@@ -30,7 +30,7 @@ var qjsHostOps = []string{
 	"processEnv", "processInfo", "hrtime", "now", "timeOrigin",
 	"fsRead", "fsReadText", "fsStat", "fsReaddir", "fsRealpath", "compileModule",
 	"randomBytes", "randomUUID", "hash",
-	"utf8Encode", "utf8EncodeInto", "utf8Decode", "utf8Rest",
+	"utf8Encode", "utf8EncodeInto", "utf8Decode", "utf8Rest", "utf8Length",
 	"sharedGet", "sharedSet", "sharedHas", "sharedRemove", "sharedClear", "sharedKeys", "hostFunc",
 	"runOnOther",
 	"streamChunk", "streamEnd", "streamError",
@@ -66,6 +66,7 @@ const (
 	opUTF8EncodeInto
 	opUTF8Decode
 	opUTF8Rest
+	opUTF8Length
 	opSharedGet
 	opSharedSet
 	opSharedHas
@@ -348,6 +349,8 @@ func (r *qjsRuntime) dispatch(args ...quickjs.Value) (ret quickjs.Value) {
 		}
 		read, written := utf8EncodeInto(s, b[off:off+n])
 		return r.str(fmt.Sprintf("[%d,%d]", read, written))
+	case opUTF8Length:
+		return r.vm.NewFloat64(float64(len(a.str(0))))
 	case opUTF8Decode:
 		var chunk []byte
 		if buf := a.value(0); buf != nil {

@@ -202,8 +202,9 @@
       return check(h(OP.hash, String(alg), key === null ? undefined : key, data === null ? undefined : data));
     },
     utf8Encode: function (s) { return h(OP.utf8Encode, String(s)); },
-    utf8EncodeInto: function (s, buf, off, n) {
-      return JSON.parse(check(h(OP.utf8EncodeInto, String(s), buf, Number(off), Number(n))));
+    utf8Length: function (s) { return h(OP.utf8Length, String(s)); },
+    utf8EncodeInto: function (s, u8) {
+      return JSON.parse(check(h(OP.utf8EncodeInto, String(s), u8.buffer, u8.byteOffset, u8.byteLength)));
     },
     utf8Decode: function (buf, off, n, pending, stream, fatal) {
       var p = pending && pending.length ? String.fromCharCode.apply(null, pending) : '';

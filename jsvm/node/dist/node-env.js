@@ -2550,7 +2550,7 @@ var require_text = __commonJS({
       }
       encodeInto(src, dest) {
         if (!(dest instanceof Uint8Array)) throw invalidArgType("dest", "an instance of Uint8Array", dest);
-        var r = state2.host.utf8EncodeInto(String(src), dest.buffer, dest.byteOffset, dest.byteLength);
+        var r = state2.host.utf8EncodeInto(String(src), dest);
         return { read: r[0], written: r[1] };
       }
     };
@@ -5145,7 +5145,15 @@ var require_buffer2 = __commonJS({
   "src/buffer.js"(exports2, module2) {
     "use strict";
     var b = require_buffer();
+    var state2 = require_state();
     var Buffer2 = b.Buffer;
+    var packageByteLength = Buffer2.byteLength;
+    Buffer2.byteLength = function byteLength(string, encoding) {
+      if (typeof string === "string" && (encoding === void 0 || encoding === "utf8" || encoding === "utf-8")) {
+        return state2.host.utf8Length(string);
+      }
+      return packageByteLength.apply(this, arguments);
+    };
     function atob(input) {
       if (arguments.length === 0) throw require_errors().withCode(new TypeError('The "data" argument must be specified'), "ERR_MISSING_ARGS");
       var s = String(input).replace(/[\t\n\f\r ]/g, "");

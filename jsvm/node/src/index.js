@@ -13,7 +13,7 @@
 //   fsReaddir(path) -> [[name, isDir]]; fsRealpath(path) -> string (fs functions throw Node-style errors);
 //   compileModule(source, filename) -> function (exports, require, module, __filename, __dirname);
 //   randomBytes(n) -> ArrayBuffer; randomUUID() -> string; hash(alg, key|null, data|null) -> ArrayBuffer;
-//   utf8Encode(s) -> ArrayBuffer; utf8EncodeInto(s, buffer, offset, length) -> [read, written];
+//   utf8Encode(s) -> ArrayBuffer; utf8EncodeInto(s, uint8Array) -> [read, written]; utf8Length(s) -> bytes;
 //   utf8Decode(buffer|null, offset, length, pending, stream, fatal) -> [text, pending] | null;
 //   reportError(e) plus the async context and timer functions env.js uses.
 

@@ -37,7 +37,7 @@ class TextEncoder {
   }
   encodeInto(src, dest) {
     if (!(dest instanceof Uint8Array)) throw invalidArgType('dest', 'an instance of Uint8Array', dest);
-    var r = state.host.utf8EncodeInto(String(src), dest.buffer, dest.byteOffset, dest.byteLength);
+    var r = state.host.utf8EncodeInto(String(src), dest);
     return { read: r[0], written: r[1] };
   }
 }

@@ -7,10 +7,15 @@
 //   renderWebStream(props, railsContext) -> a web ReadableStream (the readable
 //     side of a TransformStream) fed by renderToReadableStream: the shell, then
 //     one Suspense boundary resolving after 50 ms.
+//   renderListStream(props)              -> the ListPage of react-app.js streamed
+//     by renderToPipeableStream, no Suspense: the same HTML as renderToString,
+//     for comparing the streaming renderer's cost with it (bench/).
+//   renderListString(props)              -> the same ListPage by renderToString.
 import ReactOnRails from 'react-on-rails';
 import { Suspense, use } from 'react';
-import { renderToPipeableStream, renderToReadableStream } from 'react-dom/server';
+import { renderToPipeableStream, renderToReadableStream, renderToString } from 'react-dom/server';
 import { PassThrough } from 'stream';
+import ListPage from '../components/ListPage.jsx';
 
 const delay = (ms, value) => new Promise((resolve) => setTimeout(resolve, ms, value));
 
@@ -116,6 +121,21 @@ globalThis.renderWebStream = function renderWebStream(props) {
     .catch((error) => writable.abort(error));
   return readable;
 };
+
+globalThis.renderListStream = function renderListStream(props) {
+  const out = new PassThrough();
+  const { pipe } = renderToPipeableStream(<ListPage {...props} />, {
+    onShellReady() {
+      pipe(out);
+    },
+    onShellError(error) {
+      out.destroy(error);
+    },
+  });
+  return out;
+};
+
+globalThis.renderListString = (props) => renderToString(<ListPage {...props} />);
 
 // Rendered with serverRenderReactComponent (renderToString) the boundaries
 // show their fallbacks: renderToString does not wait for Suspense.

@@ -379,8 +379,20 @@
 
   // SharedExecutionContext is a Map whose entries live in the host, so that
   // every runtime of one HTTP request sees the same entries.
+  // makeShared returns a render's sharedExecutionContext over the host's
+  // ops. Each engine passes the same ops object every time (it serves the
+  // render being evaluated), so the class is defined once per runtime: a
+  // class per render cost goja a fifth of a trivial render.
+  var SharedExecutionContext = null, sharedClassOps = null;
   function makeShared(ops) {
-    class SharedExecutionContext extends Map {
+    if (ops !== sharedClassOps) {
+      SharedExecutionContext = sharedContextClass(ops);
+      sharedClassOps = ops;
+    }
+    return new SharedExecutionContext();
+  }
+  function sharedContextClass(ops) {
+    return class SharedExecutionContext extends Map {
       get(key) { return ops.get(key); }
       set(key, value) { ops.set(key, value); return this; }
       has(key) { return ops.has(key); }
@@ -401,8 +413,7 @@
         ops.keys().forEach(function (k) { callback.call(thisArg, self.get(k), k, self); });
       }
       [Symbol.iterator]() { return this.entries(); }
-    }
-    return new SharedExecutionContext();
+    };
   }
 
   var stringify = JSON.stringify;

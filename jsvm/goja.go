@@ -148,6 +148,13 @@ type gojaRuntime struct {
 	runModule   goja.Callable
 	patchRegExp goja.Callable
 	regexpDone  bool
+
+	// renderCtx and req are the render being evaluated (nil between
+	// renders): the shared-context ops and runOnOtherBundle, made once per
+	// runtime (perRender), serve them.
+	renderCtx context.Context
+	req       *Request
+	perRender struct{ sharedOps, runOnOtherBundle goja.Value }
 }
 
 // realTimers is the timer rule: the Node-compatible environment always has
@@ -362,12 +369,16 @@ func (r *gojaRuntime) Eval(ctx context.Context, code string, req *Request) (res 
 // completion value. The globals stay set until finish, so that the render's
 // asynchronous part sees them too.
 func (r *gojaRuntime) evaluate(ctx context.Context, name, code string, req *Request) (goja.Value, error) {
-	shared, err := r.hooks.makeShared(goja.Undefined(), r.sharedOps(req.Shared))
+	r.renderCtx, r.req = ctx, req
+	if r.perRender.sharedOps == nil {
+		r.perRender.sharedOps, r.perRender.runOnOtherBundle = r.sharedOps(), r.vm.ToValue(r.runOnOtherBundle)
+	}
+	shared, err := r.hooks.makeShared(goja.Undefined(), r.perRender.sharedOps)
 	if err != nil {
 		return nil, err
 	}
 	r.uncaught = nil
-	if _, err := r.hooks.begin(goja.Undefined(), r.vm.ToValue(code), shared, r.vm.ToValue(r.runOnOtherBundle(ctx, req))); err != nil {
+	if _, err := r.hooks.begin(goja.Undefined(), r.vm.ToValue(code), shared, r.perRender.runOnOtherBundle); err != nil {
 		return nil, err
 	}
 	return r.vm.RunScript(name, code)
@@ -384,6 +395,7 @@ func (r *gojaRuntime) finish() {
 	if !r.broken {
 		_, _ = r.hooks.end(goja.Undefined())
 	}
+	r.renderCtx, r.req = nil, nil
 	r.asyncCtx = nil
 }
 
@@ -543,27 +555,29 @@ func (r *gojaRuntime) errorParts(thrown goja.Value) (message, stack string) {
 
 // runOnOtherBundle is the per-render global: evaluate code in the runtime
 // of another bundle of this request's set and return its completion value.
-func (r *gojaRuntime) runOnOtherBundle(ctx context.Context, req *Request) func(goja.FunctionCall) goja.Value {
-	return func(call goja.FunctionCall) goja.Value {
-		id := call.Argument(0).String()
-		code := call.Argument(1).String()
-		target, ok := req.Runtimes[id]
-		if !ok {
-			panic(r.vm.NewTypeError(fmt.Sprintf("runOnOtherBundle: bundle %q is not in this request's bundle set", id)))
-		}
-		other, ok := target.(*gojaRuntime)
-		if !ok || other.broken {
-			panic(r.vm.NewTypeError(fmt.Sprintf("runOnOtherBundle: the runtime of bundle %q is not usable", id)))
-		}
-		if other == r {
-			value, err := r.vm.RunScript("runOnOtherBundle", code)
-			if err != nil {
-				panic(err)
-			}
-			return value
-		}
-		return r.evalOnOther(ctx, other, code, req)
+// runOnOtherBundle is the render's runOnOtherBundle(bundleId, code).
+func (r *gojaRuntime) runOnOtherBundle(call goja.FunctionCall) goja.Value {
+	if r.req == nil {
+		panic(r.vm.NewTypeError("runOnOtherBundle: called outside a render"))
 	}
+	id := call.Argument(0).String()
+	code := call.Argument(1).String()
+	target, ok := r.req.Runtimes[id]
+	if !ok {
+		panic(r.vm.NewTypeError(fmt.Sprintf("runOnOtherBundle: bundle %q is not in this request's bundle set", id)))
+	}
+	other, ok := target.(*gojaRuntime)
+	if !ok || other.broken {
+		panic(r.vm.NewTypeError(fmt.Sprintf("runOnOtherBundle: the runtime of bundle %q is not usable", id)))
+	}
+	if other == r {
+		value, err := r.vm.RunScript("runOnOtherBundle", code)
+		if err != nil {
+			panic(err)
+		}
+		return value
+	}
+	return r.evalOnOther(r.renderCtx, other, code, r.req)
 }
 
 // evalOnOther evaluates code in other and brings its completion value into
@@ -642,9 +656,9 @@ func (r *gojaRuntime) copyFrom(other *gojaRuntime, value goja.Value) goja.Value 
 	return parsed
 }
 
-// sharedOps backs this runtime's SharedExecutionContext with the request's
-// shared entries.
-func (r *gojaRuntime) sharedOps(shared *SharedContext) goja.Value {
+// sharedOps backs this runtime's SharedExecutionContext with the shared
+// entries of the render being evaluated (none between renders, as quickjs).
+func (r *gojaRuntime) sharedOps() goja.Value {
 	key := func(v goja.Value) any {
 		switch exported := v.Export().(type) {
 		case string, bool:
@@ -660,6 +674,12 @@ func (r *gojaRuntime) sharedOps(shared *SharedContext) goja.Value {
 			panic(r.vm.NewTypeError("sharedExecutionContext keys must be strings, numbers or booleans"))
 		}
 	}
+	shared := func() *SharedContext {
+		if r.req == nil {
+			return nil
+		}
+		return r.req.Shared
+	}
 	ops := r.vm.NewObject()
 	set := func(name string, fn func(goja.FunctionCall) goja.Value) {
 		if err := ops.Set(name, fn); err != nil {
@@ -667,7 +687,7 @@ func (r *gojaRuntime) sharedOps(shared *SharedContext) goja.Value {
 		}
 	}
 	set("get", func(c goja.FunctionCall) goja.Value {
-		e, ok := shared.get(key(c.Argument(0)))
+		e, ok := shared().get(key(c.Argument(0)))
 		if !ok {
 			return goja.Undefined()
 		}
@@ -680,22 +700,22 @@ func (r *gojaRuntime) sharedOps(shared *SharedContext) goja.Value {
 		return e.value.(goja.Value)
 	})
 	set("set", func(c goja.FunctionCall) goja.Value {
-		shared.set(key(c.Argument(0)), sharedEntry{owner: r, value: c.Argument(1)})
+		shared().set(key(c.Argument(0)), sharedEntry{owner: r, value: c.Argument(1)})
 		return goja.Undefined()
 	})
 	set("has", func(c goja.FunctionCall) goja.Value {
-		_, ok := shared.get(key(c.Argument(0)))
+		_, ok := shared().get(key(c.Argument(0)))
 		return r.vm.ToValue(ok)
 	})
 	set("remove", func(c goja.FunctionCall) goja.Value {
-		return r.vm.ToValue(shared.remove(key(c.Argument(0))))
+		return r.vm.ToValue(shared().remove(key(c.Argument(0))))
 	})
 	set("clear", func(goja.FunctionCall) goja.Value {
-		shared.clear()
+		shared().clear()
 		return goja.Undefined()
 	})
 	set("keys", func(goja.FunctionCall) goja.Value {
-		keys := shared.keyList()
+		keys := shared().keyList()
 		values := make([]any, len(keys))
 		for i, k := range keys {
 			values[i] = r.vm.ToValue(k)

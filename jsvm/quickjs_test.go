@@ -246,7 +246,10 @@ var cache = {};`).(*qjsRuntime)
 		before qjsMemoryUsage
 		after  qjsMemoryUsage
 	}{{"entry", e1, e2}, {"other", o1, o2}} {
-		if grew := c.after.MallocSize - c.before.MallocSize; grew > 64<<10 {
+		// Bytes move with the allocator's block reuse: up to ~75 KB either
+		// way between states with the same objects; a leak of one value per
+		// render would be 9,000 objects here.
+		if grew := c.after.MallocSize - c.before.MallocSize; grew > 128<<10 {
 			t.Errorf("%s: the heap grew by %d bytes from render 1,000 to 10,000", c.name, grew)
 		}
 		if grew := c.after.Objects - c.before.Objects; grew > 16 {

@@ -17,12 +17,16 @@ type sharedEntry struct {
 	value any // engine value, meaningful to its owner only
 }
 
-// NewSharedContext returns an empty shared context.
+// NewSharedContext returns an empty shared context. A nil *SharedContext
+// (a runtime between renders) reads as empty and ignores writes.
 func NewSharedContext() *SharedContext {
 	return &SharedContext{entries: make(map[any]sharedEntry)}
 }
 
 func (s *SharedContext) get(key any) (sharedEntry, bool) {
+	if s == nil {
+		return sharedEntry{}, false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.entries[key]
@@ -30,6 +34,9 @@ func (s *SharedContext) get(key any) (sharedEntry, bool) {
 }
 
 func (s *SharedContext) set(key any, e sharedEntry) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.entries[key]; !ok {
@@ -39,6 +46,9 @@ func (s *SharedContext) set(key any, e sharedEntry) {
 }
 
 func (s *SharedContext) remove(key any) bool {
+	if s == nil {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.entries[key]; !ok {
@@ -55,6 +65,9 @@ func (s *SharedContext) remove(key any) bool {
 }
 
 func (s *SharedContext) clear() {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.keys = nil
@@ -62,6 +75,9 @@ func (s *SharedContext) clear() {
 }
 
 func (s *SharedContext) keyList() []any {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]any(nil), s.keys...)

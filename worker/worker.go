@@ -163,11 +163,11 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 	}
 	done := make(chan outcome, 1)
 	finished := make(chan struct{})
-	go func() {
+	l.entries[entry].jobs <- func() {
 		defer close(finished)
 		res, err := req.Runtimes[entry].Eval(renderCtx, code, req)
 		done <- outcome{res, err}
-	}()
+	}
 	var o outcome
 	select {
 	case o = <-done:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,6 +31,14 @@ type eventLoop struct {
 	holds  int           // external sources that may still post (streams)
 	gen    uint64        // bumped by reset: stale holds release nothing
 	wake   chan struct{} // capacity 1: something was posted or a hold ended
+
+	// waiting is true while run sleeps with no JavaScript running, and
+	// after run returned because its context ended: a render's watch then
+	// leaves the cancellation to run instead of interrupting the engine, so
+	// the runtime stays usable. A wake-up for work clears it before any
+	// JavaScript runs; a context that ends meanwhile is seen at the loop's
+	// top, before the work.
+	waiting atomic.Bool
 }
 
 type loopTimer struct {
@@ -270,12 +279,17 @@ func (l *eventLoop) run(ctx context.Context, done func() bool) error {
 			}
 			timerC = sleeper.C
 		}
+		l.waiting.Store(true)
 		select {
 		case <-timerC:
 		case <-l.wake:
 		case <-ctx.Done():
+			// waiting stays set: the watch reacting to the same end must
+			// not interrupt the engine, and this render's loop runs no more
+			// JavaScript (the next render's watch clears it first).
 			return ctx.Err()
 		}
+		l.waiting.Store(false)
 		if sleeper != nil {
 			sleeper.Stop()
 		}

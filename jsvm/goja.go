@@ -259,11 +259,31 @@ func (r *gojaRuntime) Close() {
 
 // watch interrupts the runtime when ctx ends and returns a function that
 // stops watching; it marks the runtime broken if the interrupt may have fired.
+// When ctx ends while the event loop sleeps (a stream whose client went
+// away while it waited for data), nothing is interrupted: the loop returns
+// ctx's error before running more JavaScript, and the runtime is reused.
 func (r *gojaRuntime) watch(ctx context.Context) (stop func()) {
-	stopWatch := context.AfterFunc(ctx, func() { r.vm.Interrupt(ErrInterrupted) })
+	// interrupted is read once f has returned (done), so that a deadline
+	// racing with the render's end is never missed.
+	var interrupted bool
+	if r.loop != nil {
+		r.loop.waiting.Store(false) // left set by an earlier render that ended while waiting
+	}
+	done := make(chan struct{})
+	stopWatch := context.AfterFunc(ctx, func() {
+		defer close(done)
+		if r.loop != nil && r.loop.waiting.Load() {
+			return // no JavaScript is running: the loop sees ctx's end
+		}
+		interrupted = true
+		r.vm.Interrupt(ErrInterrupted)
+	})
 	return func() {
 		if !stopWatch() {
-			r.broken = true
+			<-done
+			if interrupted {
+				r.broken = true
+			}
 		}
 	}
 }
@@ -509,8 +529,14 @@ func (r *gojaRuntime) settle(ctx context.Context, value goja.Value) (*goja.Promi
 // renderError turns an evaluation failure into the answer's error.
 func (r *gojaRuntime) renderError(ctx context.Context, started time.Time, code string, err error) error {
 	var interrupted *goja.InterruptedError
-	if errors.As(err, &interrupted) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.As(err, &interrupted) {
 		r.broken = true
+		return interruptedError(ctx, started)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// The event loop stopped on ctx's end before running more
+		// JavaScript: the runtime is intact (watch retires it if the
+		// engine was interrupted).
 		return interruptedError(ctx, started)
 	}
 	var overflow *goja.StackOverflowError

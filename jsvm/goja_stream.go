@@ -153,6 +153,12 @@ func (r *gojaRuntime) stream(ctx context.Context, started time.Time, code string
 	case errors.Is(err, errLoopIdle):
 		abort("the stream stalled")
 		return Result{}, &RenderError{Kind: KindJS, Text: streamStalledText}
+	case ctx.Err() != nil:
+		// The request went away: stop the JavaScript stream's work (if the
+		// engine was interrupted instead, this fails at once and the
+		// runtime is retired).
+		abort("the client went away")
+		return Result{}, r.renderError(ctx, started, code, err)
 	default:
 		return Result{}, r.renderError(ctx, started, code, err)
 	}

@@ -556,11 +556,30 @@ func (r *qjsRuntime) interrupt() {
 
 // watch interrupts the runtime when ctx ends and returns a function that
 // stops watching; it marks the runtime broken if the interrupt may have fired.
+// As goja's: when the event loop sleeps, the loop stops on ctx's end and
+// the runtime is reused.
 func (r *qjsRuntime) watch(ctx context.Context) (stop func()) {
-	stopWatch := context.AfterFunc(ctx, r.interrupt)
+	// interrupted is read once f has returned (done), so that a deadline
+	// racing with the render's end is never missed.
+	var interrupted bool
+	if r.loop != nil {
+		r.loop.waiting.Store(false) // left set by an earlier render that ended while waiting
+	}
+	done := make(chan struct{})
+	stopWatch := context.AfterFunc(ctx, func() {
+		defer close(done)
+		if r.loop != nil && r.loop.waiting.Load() {
+			return // no JavaScript is running: the loop sees ctx's end
+		}
+		interrupted = true
+		r.interrupt()
+	})
 	return func() {
 		if !stopWatch() {
-			r.broken = true
+			<-done
+			if interrupted {
+				r.broken = true
+			}
 		}
 	}
 }
@@ -911,7 +930,9 @@ func (r *qjsRuntime) renderError(ctx context.Context, started time.Time, code st
 		return interruptedError(ctx, started)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		r.broken = true
+		// The event loop stopped on ctx's end before running more
+		// JavaScript: the runtime is intact (watch retires it if the
+		// engine was interrupted).
 		return interruptedError(ctx, started)
 	}
 	var renderErr *RenderError

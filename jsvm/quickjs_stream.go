@@ -153,6 +153,10 @@ func (r *qjsRuntime) stream(ctx context.Context, started time.Time, code string,
 	case errors.Is(err, errLoopIdle):
 		abort("the stream stalled")
 		return Result{}, &RenderError{Kind: KindJS, Text: streamStalledText}
+	case ctx.Err() != nil:
+		// The request went away (see goja's stream).
+		abort("the client went away")
+		return Result{}, r.renderError(ctx, started, code, err)
 	default:
 		return Result{}, r.renderError(ctx, started, code, err)
 	}

@@ -104,6 +104,69 @@ func testStreamClientGoneAbortsAndKeepsRuntime(t *testing.T, engine string) {
 	}
 }
 
+// TestStreamRequestGoneWhileWaitingKeepsRuntime: the request's context ends
+// while the stream waits for its next chunk (no JavaScript running): the render is answered as canceled, the engine is not
+// interrupted, and the runtime serves the next render, with none of the
+// aborted render's timers firing in it.
+func TestStreamRequestGoneWhileWaitingKeepsRuntime(t *testing.T) {
+	forEachEngine(t, testStreamRequestGoneWhileWaitingKeepsRuntime)
+}
+
+func testStreamRequestGoneWhileWaitingKeepsRuntime(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, Options{})
+	rt := newLoaded(t, e, "stream-app", `globalThis.PassThrough = require('stream').PassThrough;`)
+	defer rt.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink := &cancellingSink{cancel: cancel, loop: func() *eventLoop {
+		switch rt := rt.(type) {
+		case *gojaRuntime:
+			return rt.loop
+		case *qjsRuntime:
+			return rt.loop
+		}
+		return nil
+	}}
+	req := NewRequest(map[string]Runtime{"stream-app": rt})
+	req.Sink = sink
+	// The shell goes out at once; the rest would come a minute later.
+	_, err := rt.Eval(ctx, `var s = new PassThrough(); s.write('<p>shell</p>'); setTimeout(() => s.end('late'), 60000); s`, req)
+	var re *RenderError
+	if !errors.As(err, &re) || re.Kind != KindCanceled {
+		t.Fatalf("err = %v", err)
+	}
+	if rt.Broken() {
+		t.Fatal("the runtime was retired: the engine was interrupted although no JavaScript was running")
+	}
+	res, err := rt.Eval(context.Background(), `new Promise(r => setTimeout(() => r('next'), 200))`, NewRequest(nil))
+	if err != nil || res.Body != "next" {
+		t.Fatalf("next render: %q %v", res.Body, err)
+	}
+}
+
+// cancellingSink ends the request's context once the first chunk is out and
+// the runtime's event loop sleeps, as an HTTP/2 client resetting its stream
+// then does.
+type cancellingSink struct {
+	cancel context.CancelFunc
+	loop   func() *eventLoop
+	once   sync.Once
+}
+
+func (s *cancellingSink) Start() error { return nil }
+
+func (s *cancellingSink) Write([]byte) error {
+	s.once.Do(func() {
+		go func() {
+			for s.loop() == nil || !s.loop().waiting.Load() {
+				time.Sleep(time.Millisecond)
+			}
+			s.cancel()
+		}()
+	})
+	return nil
+}
+
 func TestStreamIdleTimeout(t *testing.T) { forEachEngine(t, testStreamIdleTimeout) }
 
 func testStreamIdleTimeout(t *testing.T, engine string) {

@@ -535,6 +535,10 @@ func TestStreamClientGone(t *testing.T) {
 		if v := s.metricValue(t, "gorender_runtimes_quarantined"); v != 0 {
 			t.Errorf("gorender_runtimes_quarantined = %v, want 0", v)
 		}
+		// A client that leaves while the stream waits for its next chunk
+		// does not cost a runtime (jsvm's TestStreamRequestGoneWhileWaiting-
+		// KeepsRuntime proves it); one that leaves while JavaScript runs does.
+		t.Logf("runtimes replaced after %d disconnects: %v", streams, s.metricValue(t, `gorender_runtime_replacements_total{reason="broken"}`))
 
 		const slack = 10
 		after := s.waitMetric(t, "go_goroutines", 10*time.Second, func(v float64) bool { return v <= baseline+slack })

@@ -38,11 +38,12 @@ type pool struct {
 	cfg     Config
 	slots   chan struct{}
 
-	mu      sync.Mutex
-	idle    []*entry
-	busy    map[*entry]struct{}
-	gen     uint64 // entries made before the current generation are due for recycling
-	retired bool
+	mu       sync.Mutex
+	idle     []*entry
+	busy     map[*entry]struct{}
+	creating int    // runtimes being made (acquire, replenish): counted as alive
+	gen      uint64 // entries made before the current generation are due for recycling
+	retired  bool
 }
 
 func newPool(id string, prg jsvm.Program, cfg Config) *pool {
@@ -67,11 +68,17 @@ func (pl *pool) acquire(ctx context.Context) (*entry, error) {
 	if n := len(pl.idle); n > 0 {
 		e = pl.idle[n-1]
 		pl.idle = pl.idle[:n-1]
+	} else {
+		pl.creating++
 	}
 	pl.mu.Unlock()
 	if e == nil {
 		var err error
-		if e, err = pl.newEntry(context.WithoutCancel(ctx)); err != nil {
+		e, err = pl.newEntry(context.WithoutCancel(ctx))
+		pl.mu.Lock()
+		pl.creating--
+		pl.mu.Unlock()
+		if err != nil {
 			<-pl.slots
 			return nil, &LoadError{ID: pl.id, Err: err}
 		}
@@ -146,15 +153,27 @@ func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
 }
 
 // replenish makes a runtime in the background to take a retired one's
-// place, so the next render does not pay for loading the bundle.
+// place, so the next render does not pay for loading the bundle. A render
+// that could not wait made its own meanwhile: then the pool is full and the
+// new one is closed.
 func (pl *pool) replenish() error {
+	pl.mu.Lock()
+	if pl.retired || pl.aliveLocked() >= pl.cfg.RuntimesPerBundle {
+		pl.mu.Unlock()
+		return nil
+	}
+	pl.creating++
+	pl.mu.Unlock()
 	e, err := pl.newEntry(context.Background())
+	pl.mu.Lock()
+	pl.creating--
+	pl.mu.Unlock()
 	if err != nil {
 		pl.cfg.Logger.Error("replace runtime", "bundle", pl.id, "err", err)
 		return err
 	}
 	pl.mu.Lock()
-	full := pl.retired || len(pl.idle)+len(pl.busy) >= pl.cfg.RuntimesPerBundle
+	full := pl.retired || pl.aliveLocked() >= pl.cfg.RuntimesPerBundle
 	if !full {
 		pl.idle = append(pl.idle, e)
 	}
@@ -164,6 +183,9 @@ func (pl *pool) replenish() error {
 	}
 	return nil
 }
+
+// aliveLocked counts the runtimes idle, busy or being made; pl.mu held.
+func (pl *pool) aliveLocked() int { return len(pl.idle) + len(pl.busy) + pl.creating }
 
 // size is the number of runtimes alive, idle or busy.
 func (pl *pool) size() int {

@@ -177,7 +177,6 @@ const endlessStream = `({ getReader: function () { return {
 func TestMetricsScriptedSequence(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, map[string]string{
-		"RENDERER_JS_ENGINE":     "goja", // named in gorender_build_info
 		"RENDERER_WORKERS_COUNT": "1", "RENDERER_RENDER_TIMEOUT": "2s", "RENDERER_QUEUE_TIMEOUT": "300ms",
 	})
 	h2 := transports[0]
@@ -305,7 +304,7 @@ func TestMetricsScriptedSequence(t *testing.T) {
 		{"gorender_runtimes_busy", []string{"bundle", id}, 0},
 		{"gorender_bundles_loaded", nil, 1},
 		{"gorender_runtimes_quarantined", nil, 0},
-		{"gorender_build_info", []string{"version", rendererVersion, "goversion", runtime.Version(), "engine", "goja"}, 1},
+		{"gorender_build_info", []string{"version", rendererVersion, "goversion", runtime.Version(), "engine", testEngine}, 1},
 	} {
 		if got := after.series(g.name, g.labels...); len(got) != 1 || got[0] != g.want {
 			t.Errorf("%s%v = %v, want one sample of %v", g.name, g.labels, got, g.want)

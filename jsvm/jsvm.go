@@ -98,7 +98,9 @@ type Runtime interface {
 
 // MemoryReporter is implemented by runtimes whose engine allocates outside
 // the Go heap (quickjs), which GOMEMLIMIT and Go's memory statistics do not
-// see: MemoryUsage is the bytes the runtime's engine holds now.
+// see: MemoryUsage is the bytes the runtime's engine held at the end of its
+// last load or render. Unlike the rest of Runtime, it may be called from any
+// goroutine at any time (metrics scrapes).
 type MemoryReporter interface {
 	MemoryUsage() int64
 }

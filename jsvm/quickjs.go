@@ -269,6 +269,12 @@ type qjsRuntime struct {
 	// The stream being answered, and what restarts its idle timer.
 	pumping     *qjsStream
 	streamTouch func()
+
+	// memUsed is the engine's allocated bytes at the end of the last load
+	// or render, for MemoryUsage. The engine's own count lives in C memory
+	// that every allocation writes, so it is read only on the goroutine
+	// using the runtime and published here for others.
+	memUsed atomic.Int64
 }
 
 // The ops of quickjs_host.js's js function (its ops array, in order).
@@ -603,6 +609,14 @@ func (r *qjsRuntime) Close() {
 		restore()
 	}
 	_ = r.vm.Close()
+	r.memUsed.Store(0)
+}
+
+// sampleMemory records the engine's allocated bytes for MemoryUsage.
+func (r *qjsRuntime) sampleMemory() {
+	if !r.closed {
+		r.memUsed.Store(r.x.mallocSize())
+	}
 }
 
 // recoverInto turns a panic from the engine or a host function into an
@@ -663,6 +677,7 @@ func (r *qjsRuntime) Load(ctx context.Context, p Program) (err error) {
 		}
 		return fmt.Errorf("load bundle %s: %s", qp.name, r.describeLoad(err))
 	}
+	r.sampleMemory()
 	return nil
 }
 
@@ -779,6 +794,7 @@ func (r *qjsRuntime) finish() {
 	}
 	// A runtime left above its memory limit would fail the next render.
 	r.overMemoryLimit()
+	r.sampleMemory()
 }
 
 func (r *qjsRuntime) takeUncaught() error {
@@ -968,13 +984,11 @@ func qjsGoString(v quickjs.Value) (string, error) {
 	return fmt.Sprint(a), nil
 }
 
-// MemoryUsage reports the bytes the runtime's engine has allocated outside
-// the Go heap (0 for engines whose memory is the Go heap's).
+// MemoryUsage reports the bytes the runtime's engine had allocated outside
+// the Go heap at the end of its last load or render (0 once closed). It is
+// safe to call from any goroutine, also while the runtime renders.
 func (r *qjsRuntime) MemoryUsage() int64 {
-	if r.closed {
-		return 0
-	}
-	return r.x.mallocSize()
+	return r.memUsed.Load()
 }
 
 // runOnOther evaluates code in the runtime of another bundle of the request

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -304,12 +305,45 @@ func TestQuickJSCloseFreesTheRuntime(t *testing.T) {
 	}
 }
 
-// The memory one loaded runtime keeps, as its engine counts it.
+// The memory one loaded runtime keeps, as its engine counts it: sampled at
+// the end of each load and render, readable from another goroutine while
+// the runtime renders (metrics scrapes), 0 once closed.
 func TestQuickJSMemoryUsage(t *testing.T) {
 	e := quickjsEngine(t, Options{StubTimers: true})
 	rt := newLoaded(t, e, "b1", bundle).(*qjsRuntime)
 	defer rt.Close()
-	if n := rt.MemoryUsage(); n <= 0 || n > 64<<20 {
-		t.Fatalf("memory usage %d", n)
+	loaded := rt.MemoryUsage()
+	if loaded <= 0 || loaded > 64<<20 {
+		t.Fatalf("memory usage %d after load", loaded)
+	}
+
+	done := make(chan struct{})
+	var readers sync.WaitGroup
+	readers.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				_ = rt.MemoryUsage()
+			}
+		}
+	})
+	// Each render keeps an array of 2^17 values in a global (8 or 16 bytes
+	// a value): 10 renders keep at least 10 MiB.
+	const keep = "globalThis.kept = (globalThis.kept || []).concat([new Array(1 << 17).fill(0)]); 'ok'"
+	for range 10 {
+		if _, err := rt.Eval(context.Background(), keep, NewRequest(nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	readers.Wait()
+	if grown := rt.MemoryUsage() - loaded; grown < 10<<20 {
+		t.Errorf("memory usage grew by %d bytes over renders that keep 10 MiB", grown)
+	}
+	rt.Close()
+	if n := rt.MemoryUsage(); n != 0 {
+		t.Errorf("memory usage %d after Close, want 0", n)
 	}
 }

@@ -101,6 +101,33 @@ func New(version, engine string) *Metrics {
 	return m
 }
 
+// EngineMemory registers gorender_engine_memory_bytes: per loaded bundle,
+// the memory its runtimes' engine holds outside the Go heap, which Go's
+// metrics and GOMEMLIMIT do not see (quickjs). usage is asked at each
+// scrape; a bundle it leaves out (goja, whose memory is the Go heap's) has
+// no series.
+func (m *Metrics) EngineMemory(usage func() map[string]int64) {
+	m.registry.MustRegister(&engineMemory{
+		desc: prometheus.NewDesc("gorender_engine_memory_bytes",
+			"Memory held outside the Go heap by the JavaScript engine's runtimes (quickjs), per bundle, as of each runtime's last load or render.",
+			[]string{"bundle"}, nil),
+		usage: usage,
+	})
+}
+
+type engineMemory struct {
+	desc  *prometheus.Desc
+	usage func() map[string]int64
+}
+
+func (c *engineMemory) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *engineMemory) Collect(ch chan<- prometheus.Metric) {
+	for bundle, n := range c.usage() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), bundle)
+	}
+}
+
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, vet, a static cgo-free build, every
-# package's tests (unit and end-to-end against the real binary) with the race
-# detector (and jsvm's QuickJS tests without it), and a short run of each
-# fuzz target on its committed corpus.
+# package's tests (unit and end-to-end against the real binary on the default
+# engine, goja) with the race detector, then jsvm's QuickJS tests and the
+# end-to-end suite again on QuickJS, both without it, and a short run of
+# each fuzz target on its committed corpus.
 # Then the deploy checks (helm lint, rendered manifests, Dockerfile lint and
 # build: scripts/check-deploy.sh, which installs helm from the Go module
 # proxy). Needs only Go; the JS fixtures are committed (tests/testdata/build.sh
@@ -33,6 +34,13 @@ go test -race -count=1 -timeout 12m ./...
 # run here without it.
 step "go test jsvm on QuickJS (no -race)"
 GORENDER_TEST_ENGINES=quickjs go test -count=1 -timeout 5m ./jsvm/
+
+# The end-to-end suite once more with every server on QuickJS. Its binary is
+# built without -race for the same reason: with it this step takes over 4
+# minutes instead of under one (the goja run above covers gorender's own Go
+# code under the race detector).
+step "go test tests on QuickJS (no -race)"
+GORENDER_TEST_ENGINE=quickjs go test -count=1 -timeout 8m ./tests/
 
 step "fuzz the body decoders (${FUZZTIME:=10s} each)"
 for target in $(go test -list '^Fuzz' ./handlers/ | grep '^Fuzz'); do

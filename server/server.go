@@ -85,6 +85,9 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Logger:               logger,
 		Observer:             observer,
 	})
+	if m != nil {
+		m.EngineMemory(s.pools.EngineMemory)
+	}
 	h := handlers.New(handlers.Deps{
 		Cache:           cache,
 		Renderer:        s.pools,

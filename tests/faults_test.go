@@ -16,7 +16,9 @@ import (
 
 // This file proves gorender's production behaviour under faults and abuse
 // (issue #7): overload, runtime recycling under load, a runtime that
-// ignores its interrupt, the memory guard, and slow-loris headers.
+// ignores its interrupt (goja) or is interrupted in a regex (quickjs), the
+// memory guard (goja) or per-runtime memory limit (quickjs), and slow-loris
+// headers.
 
 // sleepFor is a rendering request that answers MARKER after ms without
 // using the CPU (needs real timers: RENDERER_STUB_TIMERS=false).
@@ -201,8 +203,10 @@ const catastrophicRegex = `/^(?=a)(a|aa)+$/.test('a'.repeat(27) + '!') ? 'matche
 // it finally returns) and replaced, and the next renders succeed.
 func TestUninterruptibleRender(t *testing.T) {
 	t.Parallel()
-	// goja's regex engine is what ignores the interrupt.
-	s := startServer(t, map[string]string{"RENDERER_JS_ENGINE": "goja", "RENDERER_RENDER_TIMEOUT": "300ms", "RENDERER_WORKERS_COUNT": "1"})
+	if testEngine != "goja" {
+		t.Skipf("goja's regex engine is what ignores the interrupt; %s's polls it (TestRegexInterrupted)", testEngine)
+	}
+	s := startServer(t, map[string]string{"RENDERER_RENDER_TIMEOUT": "300ms", "RENDERER_WORKERS_COUNT": "1"})
 	h2 := transports[0]
 	id := newID("s")
 	s.upload(t, map[string]string{id: markerBundle("unstuck")}, nil)
@@ -240,13 +244,47 @@ func TestUninterruptibleRender(t *testing.T) {
 	}
 }
 
+// TestRegexInterrupted: on quickjs, whose regex engine polls the interrupt
+// handler while it backtracks, a catastrophic regex is stopped at the
+// render deadline like any other render: answered as timed out, its runtime
+// replaced (not quarantined), and the next renders succeed.
+func TestRegexInterrupted(t *testing.T) {
+	t.Parallel()
+	if testEngine != "quickjs" {
+		t.Skipf("%s's regex engine ignores interrupts (TestUninterruptibleRender)", testEngine)
+	}
+	s := startServer(t, map[string]string{"RENDERER_RENDER_TIMEOUT": "300ms", "RENDERER_WORKERS_COUNT": "1"})
+	h2 := transports[0]
+	id := newID("s")
+	s.upload(t, map[string]string{id: markerBundle("unstuck")}, nil)
+	s.render(t, h2, id, "MARKER").want(t, h2, http.StatusOK, "unstuck")
+
+	// Long enough never to finish: only the interrupt ends it.
+	const endless = `/^(?=a)(a|aa)+$/.test('a'.repeat(60) + '!') ? 'matched' : 'no match'`
+	r := s.render(t, h2, id, endless)
+	r.want(t, h2, http.StatusBadRequest, "Render timed out after 300ms: the rendering request was interrupted and its JavaScript runtime replaced.")
+	r.wantNoCacheText(t)
+	for _, tr := range transports {
+		s.render(t, tr, id, "MARKER").want(t, tr, http.StatusOK, "unstuck")
+	}
+	p := s.scrapeMetrics(t)
+	if got := p.value("gorender_runtime_replacements_total", "reason", "broken"); got != 1 {
+		t.Errorf("replacements for reason broken = %v, want 1 (the interrupted runtime)", got)
+	}
+	if got := p.value("gorender_runtime_replacements_total", "reason", "quarantined"); got != 0 {
+		t.Errorf("replacements for reason quarantined = %v, want 0: the runtime stopped when interrupted", got)
+	}
+}
+
 // TestMemoryGuard: a render that allocates without bound is interrupted
 // when the heap passes RENDERER_MAX_HEAP and answered 400 naming the
 // variable; the process survives and serves the next render.
 func TestMemoryGuard(t *testing.T) {
 	t.Parallel()
-	// goja allocates on the Go heap, which is what the guard watches.
-	s := startServer(t, map[string]string{"RENDERER_JS_ENGINE": "goja", "RENDERER_MAX_HEAP": "200MiB", "RENDERER_WORKERS_COUNT": "1"})
+	if testEngine != "goja" {
+		t.Skipf("the guard watches the Go heap, where goja allocates; %s allocates outside it, bounded per runtime (TestQuickJSMemoryLimit)", testEngine)
+	}
+	s := startServer(t, map[string]string{"RENDERER_MAX_HEAP": "200MiB", "RENDERER_WORKERS_COUNT": "1"})
 	h2 := transports[0]
 	id := newID("s")
 	s.upload(t, map[string]string{id: markerBundle("survived")}, nil)
@@ -275,6 +313,40 @@ func TestMemoryGuard(t *testing.T) {
 	// The interrupted runtime is counted once, for its reason.
 	if got, all := p.value("gorender_runtime_replacements_total", "reason", "heap_limit"), p.value("gorender_runtime_replacements_total"); got != 1 || all != 1 {
 		t.Errorf("replacements: %v for heap_limit and %v in all, want 1 and 1", got, all)
+	}
+}
+
+// TestQuickJSMemoryLimit: on quickjs a render that allocates without bound
+// is stopped when its runtime passes RENDERER_QUICKJS_MEMORY_LIMIT and
+// answered 400 naming the variable; the runtime is replaced, the process
+// survives and serves the next render.
+func TestQuickJSMemoryLimit(t *testing.T) {
+	t.Parallel()
+	if testEngine != "quickjs" {
+		t.Skipf("%s allocates on the Go heap, bounded by RENDERER_MAX_HEAP (TestMemoryGuard)", testEngine)
+	}
+	s := startServer(t, map[string]string{"RENDERER_QUICKJS_MEMORY_LIMIT": "64MiB", "RENDERER_WORKERS_COUNT": "1"})
+	h2 := transports[0]
+	id := newID("s")
+	s.upload(t, map[string]string{id: markerBundle("survived")}, nil)
+	s.render(t, h2, id, "MARKER").want(t, h2, http.StatusOK, "survived")
+
+	// Arrays, not strings: QuickJS's rope strings would make a string hog
+	// grow by a few bytes a step.
+	const hog = "var a = []; while (true) a.push(new Array(1 << 17).fill(a.length))"
+	r := s.render(t, h2, id, hog)
+	r.want(t, h2, http.StatusBadRequest, "Render stopped: its JavaScript runtime used more than its memory limit of 64 MiB (RENDERER_QUICKJS_MEMORY_LIMIT); the runtime was replaced.")
+	r.wantNoCacheText(t)
+	for _, tr := range transports {
+		s.render(t, tr, id, "MARKER").want(t, tr, http.StatusOK, "survived")
+		s.get(t, tr, http.MethodGet, "/health").want(t, tr, http.StatusOK, `{"status":"ok"}`)
+	}
+	p := s.scrapeMetrics(t)
+	if got := p.value("gorender_render_duration_seconds_count", "outcome", "timeout"); got != 1 {
+		t.Errorf("renders with outcome timeout = %v, want 1 (the stopped one)", got)
+	}
+	if got, all := p.value("gorender_runtime_replacements_total", "reason", "broken"), p.value("gorender_runtime_replacements_total"); got != 1 || all != 1 {
+		t.Errorf("replacements: %v for broken and %v in all, want 1 and 1", got, all)
 	}
 }
 

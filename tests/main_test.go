@@ -3,10 +3,17 @@
 // with a fresh bundle cache, and talks to it over h2c and HTTP/1.1 the way
 // the Rails gem does (package gemclient), or with hand-built requests for
 // malformed and edge cases. The contract is /work/shared/PROTOCOL.md.
+//
+// GORENDER_TEST_ENGINE (goja, the default, or quickjs) is the JavaScript
+// engine every server runs (RENDERER_JS_ENGINE) unless a test names one:
+// the suite passes on both (scripts/test.sh runs it twice). For quickjs the
+// binary is built without the race detector, which instruments QuickJS's
+// translated C too and makes it about ten times slower.
 package tests
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -18,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +49,10 @@ const (
 )
 
 var (
+	// testEngine is the engine under test (GORENDER_TEST_ENGINE).
+	testEngine = cmp.Or(os.Getenv("GORENDER_TEST_ENGINE"), "goja")
+	// raceBuild is whether the binary was built with the race detector.
+	raceBuild = testEngine != "quickjs"
 	// binPath is the gorender binary built by TestMain.
 	binPath string
 	// rendererVersion is what `gorender version` prints after "gorender ".
@@ -59,10 +71,14 @@ func buildAndRun(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binPath = filepath.Join(dir, "gorender")
-	build := exec.Command("go", "build", "-race", "-o", binPath, "./cmd/gorender")
+	args := []string{"build", "-o", binPath, "./cmd/gorender"}
+	if raceBuild {
+		args = slices.Insert(args, 1, "-race")
+	}
+	build := exec.Command("go", args...)
 	build.Dir = ".." // the module root
 	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go build -race ./cmd/gorender: %v\n%s", err, out)
+		fmt.Fprintf(os.Stderr, "e2e: go %s: %v\n%s", strings.Join(args, " "), err, out)
 		return 1
 	}
 	out, err := exec.Command(binPath, "version").Output()
@@ -187,10 +203,10 @@ func freePort(t *testing.T) int {
 
 // startServer starts the gorender binary on a free port with a fresh bundle
 // cache, the test password, log level warn, generous render and queue
-// timeouts, and env on top ("" unsets a variable); it waits until /health
-// answers. On cleanup it sends SIGTERM and fails the test unless the process
-// exits 0 within 15 s (or the race detector spoke); the server's output is
-// printed when the test failed. A RENDERER_SERVER_BUNDLE_CACHE_PATH in env
+// timeouts, the engine under test, and env on top ("" unsets a variable);
+// it waits until /health answers. On cleanup it sends SIGTERM and fails the
+// test unless the process exits 0 within 15 s (or the race detector spoke);
+// the server's output is printed when the test failed. A RENDERER_SERVER_BUNDLE_CACHE_PATH in env
 // is used as the cache (to restart on the cache of an earlier process).
 func startServer(t *testing.T, env map[string]string) *server {
 	t.Helper()
@@ -207,6 +223,7 @@ func startServer(t *testing.T, env map[string]string) *server {
 		// the race detector on. Tests of the deadlines set their own.
 		"RENDERER_RENDER_TIMEOUT": "120s",
 		"RENDERER_QUEUE_TIMEOUT":  "120s",
+		"RENDERER_JS_ENGINE":      testEngine,
 	}
 	for k, v := range env {
 		base[k] = v

@@ -177,7 +177,6 @@ const endlessStream = `({ getReader: function () { return {
 func TestMetricsScriptedSequence(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, map[string]string{
-		"RENDERER_JS_ENGINE":     "goja", // named in gorender_build_info
 		"RENDERER_WORKERS_COUNT": "1", "RENDERER_RENDER_TIMEOUT": "2s", "RENDERER_QUEUE_TIMEOUT": "300ms",
 	})
 	h2 := transports[0]
@@ -305,7 +304,7 @@ func TestMetricsScriptedSequence(t *testing.T) {
 		{"gorender_runtimes_busy", []string{"bundle", id}, 0},
 		{"gorender_bundles_loaded", nil, 1},
 		{"gorender_runtimes_quarantined", nil, 0},
-		{"gorender_build_info", []string{"version", rendererVersion, "goversion", runtime.Version(), "engine", "goja"}, 1},
+		{"gorender_build_info", []string{"version", rendererVersion, "goversion", runtime.Version(), "engine", testEngine}, 1},
 	} {
 		if got := after.series(g.name, g.labels...); len(got) != 1 || got[0] != g.want {
 			t.Errorf("%s%v = %v, want one sample of %v", g.name, g.labels, got, g.want)
@@ -317,6 +316,52 @@ func TestMetricsScriptedSequence(t *testing.T) {
 		if _, ok := after[name]; !ok {
 			t.Errorf("/metrics lacks %s", name)
 		}
+	}
+}
+
+// TestEngineMemoryMetric: gorender_engine_memory_bytes reports, per loaded
+// bundle, the memory quickjs's runtimes hold outside the Go heap, as of
+// their last load or render: positive after a render of the React fixture
+// and within the process's resident memory, larger once a render keeps
+// more, and gone with the bundle when it is evicted. goja allocates on the
+// Go heap (go_memstats_*): there the series is absent.
+func TestEngineMemoryMetric(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "1", "MAX_VM_POOL_SIZE": "1"})
+	h2 := transports[0]
+	app, other := newID("s"), newID("s")
+	s.upload(t, map[string]string{app: reactApp(t), other: markerBundle("other")}, nil)
+	s.render(t, h2, app, request(t, "small-page")).want(t, h2, http.StatusOK, golden(t, "small-page"))
+	const name = "gorender_engine_memory_bytes"
+	p := s.scrapeMetrics(t)
+	if testEngine != "quickjs" {
+		if _, ok := p[name]; ok {
+			t.Errorf("%s present on %s: %v", name, testEngine, p.labelSets(name))
+		}
+		return
+	}
+	loaded := p.series(name, "bundle", app)
+	if len(loaded) != 1 || loaded[0] <= 0 {
+		t.Fatalf("%s{bundle=app} = %v after a render, want one positive sample", name, loaded)
+	}
+	if rss := p.value("process_resident_memory_bytes"); loaded[0] > rss {
+		t.Errorf("%s = %v, more than the process's resident memory %v", name, loaded[0], rss)
+	}
+
+	// An array of 2^22 values (8 or 16 bytes a value) kept in a global.
+	s.render(t, h2, app, "globalThis.kept = new Array(1 << 22).fill(0); 'kept'").want(t, h2, http.StatusOK, "kept")
+	if grown := s.scrapeMetrics(t).value(name, "bundle", app) - loaded[0]; grown < 32<<20 {
+		t.Errorf("%s grew by %v bytes after a render that keeps at least 32 MiB", name, grown)
+	}
+
+	// MAX_VM_POOL_SIZE=1: loading the other bundle evicts the first.
+	s.render(t, h2, other, "MARKER").want(t, h2, http.StatusOK, "other")
+	p = s.scrapeMetrics(t)
+	if got := p.series(name, "bundle", app); len(got) != 0 {
+		t.Errorf("%s{bundle=app} = %v after its eviction, want no series", name, got)
+	}
+	if got := p.series(name, "bundle", other); len(got) != 1 || got[0] <= 0 {
+		t.Errorf("%s{bundle=other} = %v, want one positive sample", name, got)
 	}
 }
 

@@ -55,7 +55,7 @@ func TestOperationalEndpoints(t *testing.T) {
 			if !strings.HasPrefix(info["node_version"], "go1.") {
 				t.Errorf("node_version = %q, want the Go version", info["node_version"])
 			}
-			want := map[string]string{"renderer_version": rendererVersion, "protocol_version": "2.0.0", "engine": "goja"}
+			want := map[string]string{"renderer_version": rendererVersion, "protocol_version": "2.0.0", "engine": testEngine}
 			for k, v := range want {
 				if info[k] != v {
 					t.Errorf("%s = %q, want %q", k, info[k], v)

@@ -187,6 +187,26 @@ func (pl *pool) replenish() error {
 // aliveLocked counts the runtimes idle, busy or being made; pl.mu held.
 func (pl *pool) aliveLocked() int { return len(pl.idle) + len(pl.busy) + pl.creating }
 
+// engineMemory sums the engine memory of the pool's runtimes, idle or busy;
+// ok is false when none reports any (jsvm.MemoryReporter).
+func (pl *pool) engineMemory() (n int64, ok bool) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	add := func(e *entry) {
+		if m, is := e.rt.(jsvm.MemoryReporter); is {
+			n += m.MemoryUsage()
+			ok = true
+		}
+	}
+	for _, e := range pl.idle {
+		add(e)
+	}
+	for e := range pl.busy {
+		add(e)
+	}
+	return n, ok
+}
+
 // size is the number of runtimes alive, idle or busy.
 func (pl *pool) size() int {
 	pl.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -121,6 +122,23 @@ func (p *Pools) IsLoaded(id string) bool {
 	defer p.mu.Unlock()
 	_, ok := p.pools[id]
 	return ok
+}
+
+// EngineMemory returns, per loaded bundle, the bytes its runtimes' engine
+// holds outside the Go heap (jsvm.MemoryReporter), as of each runtime's
+// last load or render. Bundles whose runtimes allocate on the Go heap
+// (goja) are left out. It may be called at any time (metrics scrapes).
+func (p *Pools) EngineMemory() map[string]int64 {
+	p.mu.Lock()
+	pools := maps.Clone(p.pools)
+	p.mu.Unlock()
+	out := make(map[string]int64, len(pools))
+	for id, pl := range pools {
+		if n, ok := pl.engineMemory(); ok {
+			out[id] = n
+		}
+	}
+	return out
 }
 
 // Render evaluates code on the runtime of bundle entry, with a runtime of

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,8 +60,11 @@ type Config struct {
 	// GCPercent is the Go collector's GOGC in effect: the variable, else
 	// defaultGCPercent.
 	GCPercent int
-	Metrics   bool
-	JSEngine  string
+	// Procs is GOMAXPROCS in effect: the variable, else the CPUs but at
+	// least minProcs.
+	Procs    int
+	Metrics  bool
+	JSEngine string
 	// RewriteStringBuilds turns react-dom's quadratic `html += chunk`
 	// builds into array joins when goja loads a bundle
 	// (RENDERER_REWRITE_STRING_BUILDS, default true).
@@ -114,7 +116,7 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 		c.Port = portFlag
 	}
 
-	c.WorkersCount = runtime.GOMAXPROCS(0)
+	c.WorkersCount = startProcs
 	if v := getenv("RENDERER_WORKERS_COUNT"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1024 {
@@ -231,6 +233,7 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 
 	c.MemoryLimit, c.MemoryLimitSource = applyMemoryLimit(getenv)
 	c.GCPercent = applyGCPercent(getenv)
+	c.Procs = applyMinProcs(getenv)             // after WorkersCount's default: that is the CPUs
 	c.MaxHeap = c.MemoryLimit / 10 * 8 * 10 / 9 // 80% of the hard limit under the 90% soft one
 	if v := getenv("RENDERER_MAX_HEAP"); v != "" {
 		n, err := parseBytes(v)

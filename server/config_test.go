@@ -24,7 +24,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}{
 		{"host", c.Host, "localhost"},
 		{"port", c.Port, 3800},
-		{"workers", c.WorkersCount, runtime.GOMAXPROCS(0)},
+		{"workers", c.WorkersCount, startProcs},
 		{"max vm pool", c.MaxVMPoolSize, 4},
 		{"drain", c.DrainTimeout, 60 * time.Second},
 		{"render timeout", c.RenderTimeout, 30 * time.Second},
@@ -146,5 +146,29 @@ func TestGCPercent(t *testing.T) {
 	}
 	if got := debug.SetGCPercent(100); c.GCPercent != 150 || got != 150 {
 		t.Errorf("GOGC=150: config %d, runtime %d, want 150", c.GCPercent, got)
+	}
+}
+
+// TestMinProcs: without GOMAXPROCS gorender runs with at least two Ps; the
+// variable, when set, is left as the runtime read it.
+func TestMinProcs(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+
+	c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value"}), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.GOMAXPROCS(0); c.Procs != 2 || got != 2 {
+		t.Errorf("GOMAXPROCS unset on one P: config %d, runtime %d, want 2", c.Procs, got)
+	}
+
+	runtime.GOMAXPROCS(1) // what the runtime read from GOMAXPROCS=1 at start
+	c, err = LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOMAXPROCS": "1"}), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.GOMAXPROCS(0); c.Procs != 1 || got != 1 {
+		t.Errorf("GOMAXPROCS=1: config %d, runtime %d, want 1", c.Procs, got)
 	}
 }

@@ -59,7 +59,7 @@ func main() {
 	flag.DurationVar(&c.warmup, "warmup", 3*time.Second, "warm-up before each measured run")
 	flag.IntVar(&c.runs, "runs", 3, "interleaved runs per cell (the table shows medians)")
 	flag.IntVar(&c.conns, "conns", 4, "concurrent connections of the load generator (one request in flight each)")
-	flag.IntVar(&c.workers, "workers", 0, "Node cluster workers = gorender RENDERER_WORKERS_COUNT and GOMAXPROCS (default: the number of server CPUs)")
+	flag.IntVar(&c.workers, "workers", 0, "Node cluster workers = gorender RENDERER_WORKERS_COUNT (default: the number of server CPUs)")
 	flag.IntVar(&c.memWorkers, "mem-workers", 4, "workers of the memory workload (4 concurrent renders)")
 	flag.IntVar(&c.coldRuns, "cold-runs", 5, "cold starts per server")
 	flag.StringVar(&c.serverCPUs, "server-cpus", "", "taskset CPU list of both servers (default: the upper half of the CPUs)")
@@ -504,7 +504,9 @@ func startServer(c config, variant, proto string, workers int, cache string) (*s
 		env = append(env, "RENDERER_PROTOCOL="+proto)
 	} else {
 		args = []string{"-c", c.serverCPUs, c.gorenderBin}
-		env = append(env, "GOMAXPROCS="+strconv.Itoa(workers), "RENDERER_LOG_LEVEL=warn",
+		// GOMAXPROCS is gorender's own default: the CPUs of its taskset,
+		// at least 2.
+		env = append(env, "RENDERER_LOG_LEVEL=warn",
 			"RENDERER_RENDER_TIMEOUT=120s", "RENDERER_QUEUE_TIMEOUT=120s")
 		env = append(env, variantEnv[variant]...)
 		env = append(env, c.gorenderEnv...)

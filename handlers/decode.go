@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -332,6 +333,9 @@ func validJSON(data []byte) (pos int, ok bool) {
 	if ok, pos := encoder.Valid(data); !ok {
 		return pos, false
 	}
+	if !hasControlByte(data) {
+		return 0, true // the gem's compact JSON: nothing to place
+	}
 	inString, escaped := false, false
 	for i, c := range data {
 		switch {
@@ -348,6 +352,28 @@ func validJSON(data []byte) (pos int, ok bool) {
 		}
 	}
 	return 0, true
+}
+
+// hasControlByte reports whether data has a byte below 0x20, eight bytes at
+// a time (a byte-by-byte string state machine was a third of decoding a
+// 1.2 MB JSON body).
+func hasControlByte(data []byte) bool {
+	const highs, limit = 0x8080808080808080, 0x20 * 0x0101010101010101
+	i := 0
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:])
+		// A byte is below 0x20 iff subtracting 0x20 borrows into its high bit
+		// while its own high bit is clear.
+		if (x-limit)&^x&highs != 0 {
+			return true
+		}
+	}
+	for ; i < len(data); i++ {
+		if data[i] < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // syntaxError describes where data stops being valid JSON, without echoing it.

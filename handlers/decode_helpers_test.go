@@ -133,3 +133,30 @@ func wantHTTPError(t testing.TB, err *HTTPError, status int, body string) {
 		t.Fatalf("body = %q, want %q", err.Body, body)
 	}
 }
+
+// TestHasControlByte compares the word-at-a-time scan with a byte loop on
+// every byte value at every offset and length around a word.
+func TestHasControlByte(t *testing.T) {
+	naive := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 {
+				return true
+			}
+		}
+		return false
+	}
+	for n := 0; n <= 19; n++ {
+		for at := 0; at < n; at++ {
+			for c := 0; c < 256; c++ {
+				b := bytes.Repeat([]byte{'a'}, n)
+				b[at] = byte(c)
+				if got, want := hasControlByte(b), naive(b); got != want {
+					t.Fatalf("len %d, byte %#x at %d: %v, want %v", n, c, at, got, want)
+				}
+			}
+		}
+		if hasControlByte(bytes.Repeat([]byte{0xff}, n)) || hasControlByte(bytes.Repeat([]byte{' '}, n)) {
+			t.Fatalf("len %d: false positive", n)
+		}
+	}
+}

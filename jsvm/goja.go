@@ -257,33 +257,14 @@ func (r *gojaRuntime) Close() {
 	r.vm.Interrupt(ErrInterrupted)
 }
 
-// watch interrupts the runtime when ctx ends and returns a function that
-// stops watching; it marks the runtime broken if the interrupt may have fired.
-// When ctx ends while the event loop sleeps (a stream whose client went
-// away while it waited for data), nothing is interrupted: the loop returns
-// ctx's error before running more JavaScript, and the runtime is reused.
+// watch interrupts the runtime when ctx ends (see watchRender) and returns a
+// function that stops watching; it marks the runtime broken if the interrupt
+// fired.
 func (r *gojaRuntime) watch(ctx context.Context) (stop func()) {
-	// interrupted is read once f has returned (done), so that a deadline
-	// racing with the render's end is never missed.
-	var interrupted bool
-	if r.loop != nil {
-		r.loop.waiting.Store(false) // left set by an earlier render that ended while waiting
-	}
-	done := make(chan struct{})
-	stopWatch := context.AfterFunc(ctx, func() {
-		defer close(done)
-		if r.loop != nil && r.loop.waiting.Load() {
-			return // no JavaScript is running: the loop sees ctx's end
-		}
-		interrupted = true
-		r.vm.Interrupt(ErrInterrupted)
-	})
+	stopWatch := watchRender(ctx, r.loop, func() { r.vm.Interrupt(ErrInterrupted) })
 	return func() {
-		if !stopWatch() {
-			<-done
-			if interrupted {
-				r.broken = true
-			}
+		if stopWatch() {
+			r.broken = true
 		}
 	}
 }

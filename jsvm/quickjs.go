@@ -560,32 +560,14 @@ func (r *qjsRuntime) interrupt() {
 	r.vm.Interrupt()
 }
 
-// watch interrupts the runtime when ctx ends and returns a function that
-// stops watching; it marks the runtime broken if the interrupt may have fired.
-// As goja's: when the event loop sleeps, the loop stops on ctx's end and
-// the runtime is reused.
+// watch interrupts the runtime when ctx ends (see watchRender) and returns a
+// function that stops watching; it marks the runtime broken if the interrupt
+// fired.
 func (r *qjsRuntime) watch(ctx context.Context) (stop func()) {
-	// interrupted is read once f has returned (done), so that a deadline
-	// racing with the render's end is never missed.
-	var interrupted bool
-	if r.loop != nil {
-		r.loop.waiting.Store(false) // left set by an earlier render that ended while waiting
-	}
-	done := make(chan struct{})
-	stopWatch := context.AfterFunc(ctx, func() {
-		defer close(done)
-		if r.loop != nil && r.loop.waiting.Load() {
-			return // no JavaScript is running: the loop sees ctx's end
-		}
-		interrupted = true
-		r.interrupt()
-	})
+	stopWatch := watchRender(ctx, r.loop, r.interrupt)
 	return func() {
-		if !stopWatch() {
-			<-done
-			if interrupted {
-				r.broken = true
-			}
+		if stopWatch() {
+			r.broken = true
 		}
 	}
 }

@@ -176,30 +176,21 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 		c.MaxConnectionAge = d
 	}
 
-	c.Metrics = true
-	if v := getenv("RENDERER_METRICS"); v != "" {
+	// switchVar reads an on/off variable, def when unset.
+	switchVar := func(name string, def bool, want string) bool {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
 		on, ok := parseSwitch(v)
 		if !ok {
-			bad("RENDERER_METRICS", v, "want true/false, on/off, 1/0")
+			bad(name, v, want)
 		}
-		c.Metrics = on
+		return on
 	}
-	c.RewriteStringBuilds = true
-	if v := getenv("RENDERER_REWRITE_STRING_BUILDS"); v != "" {
-		on, ok := parseSwitch(v)
-		if !ok {
-			bad("RENDERER_REWRITE_STRING_BUILDS", v, "want true/false, on/off, 1/0")
-		}
-		c.RewriteStringBuilds = on
-	}
-	c.ReplayAsyncLogs = getenv("NODE_ENV") == "development"
-	if v := getenv("REPLAY_SERVER_ASYNC_OPERATION_LOGS"); v != "" {
-		on, ok := parseSwitch(v)
-		if !ok {
-			bad("REPLAY_SERVER_ASYNC_OPERATION_LOGS", v, "want true/false")
-		}
-		c.ReplayAsyncLogs = on
-	}
+	c.Metrics = switchVar("RENDERER_METRICS", true, "want true/false, on/off, 1/0")
+	c.RewriteStringBuilds = switchVar("RENDERER_REWRITE_STRING_BUILDS", true, "want true/false, on/off, 1/0")
+	c.ReplayAsyncLogs = switchVar("REPLAY_SERVER_ASYNC_OPERATION_LOGS", getenv("NODE_ENV") == "development", "want true/false")
 
 	if v := getenv("RENDERER_MAX_RENDERS_PER_RUNTIME"); v != "" {
 		n, err := strconv.Atoi(v)

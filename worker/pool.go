@@ -114,6 +114,11 @@ func (pl *pool) release(e *entry, brokenReason string) {
 		pl.idle = append(pl.idle, e)
 	}
 	pl.mu.Unlock()
+	if reason != "" {
+		// Counted before the runtime stops counting as busy: whoever sees
+		// it idle sees its replacement counted too.
+		pl.cfg.Observer.RuntimeReplaced(reason)
+	}
 	pl.cfg.Observer.RuntimeBusy(pl.id, -1)
 	<-pl.slots
 	if keep {
@@ -121,7 +126,6 @@ func (pl *pool) release(e *entry, brokenReason string) {
 	}
 	pl.closeEntry(e)
 	if reason != "" {
-		pl.cfg.Observer.RuntimeReplaced(reason)
 		pl.cfg.Logger.Info("runtime replaced", "bundle", pl.id, "reason", reason, "renders", e.renders)
 		if !retired {
 			go func() { _ = pl.replenish() }()

@@ -9,12 +9,6 @@ import (
 	"github.com/dop251/goja"
 )
 
-var (
-	errStreamIdle  = errors.New("stream idle")
-	errClientGone  = errors.New("client gone")
-	errStreamEnded = errors.New("the stream ended with an error")
-)
-
 // ensureLoop returns the runtime's event loop, making one when timers are
 // stubbed: streams and incremental updates need a loop for posted work and
 // promise jobs even where JS timers do nothing.
@@ -85,24 +79,16 @@ func (r *gojaRuntime) updateFailed(req *Request, up Update, message string) {
 // goes out as the stream produces it, and the event loop runs until the
 // stream ends, fails, idles, or its client goes away.
 func (r *gojaRuntime) stream(ctx context.Context, started time.Time, code string, value goja.Value, req *Request) (Result, error) {
-	if req.Sink == nil {
-		return Result{}, &RenderError{Kind: KindUnsupported, Text: streamWithoutSinkText}
+	loop, touch, err := startStream(req, r.ensureLoop)
+	if err != nil {
+		return Result{}, err
 	}
-	if err := req.Sink.Start(); err != nil {
-		return Result{}, &RenderError{Kind: KindCanceled, Text: "Render canceled: the request went away."}
-	}
-	loop := r.ensureLoop()
+	r.streamTouch = touch
 	var (
 		ended     bool
 		streamErr goja.Value
 		writeErr  error
 	)
-	r.streamTouch = func() {}
-	if req.StreamIdle > 0 {
-		idle := loop.setTimer(req.StreamIdle, false, func() error { return errStreamIdle })
-		loop.setRef(idle, false)
-		r.streamTouch = func() { loop.refreshTimer(idle) }
-	}
 	onChunk := func(c goja.FunctionCall) goja.Value {
 		var chunk []byte
 		if ab, ok := c.Argument(0).Export().(goja.ArrayBuffer); ok {
@@ -133,33 +119,21 @@ func (r *gojaRuntime) stream(ctx context.Context, started time.Time, code string
 	if err == nil {
 		err = r.takeUncaught()
 	}
-	abort := func(reason string) {
-		if cancel, ok := goja.AssertFunction(cancelValue); ok && !r.broken {
-			_, _ = cancel(goja.Undefined(), r.vm.NewGoError(errors.New(reason)))
-		}
-	}
-	switch {
-	case writeErr != nil:
-		abort("the client went away")
-		return Result{}, &RenderError{Kind: KindCanceled, Text: "Stream canceled: the client went away."}
-	case err == nil && streamErr != nil:
-		message, stack := r.errorParts(streamErr)
-		return Result{}, &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
-	case err == nil:
-		return Result{Streamed: true}, nil
-	case errors.Is(err, errStreamIdle):
-		abort("the stream was idle too long")
-		return Result{}, &RenderError{Kind: KindTimeout, Text: fmt.Sprintf("Stream idle: nothing was produced for %s.", req.StreamIdle)}
-	case errors.Is(err, errLoopIdle):
-		abort("the stream stalled")
-		return Result{}, &RenderError{Kind: KindJS, Text: streamStalledText}
-	case ctx.Err() != nil:
-		// The request went away: stop the JavaScript stream's work (if the
-		// engine was interrupted instead, this fails at once and the
-		// runtime is retired).
-		abort("the client went away")
-		return Result{}, r.renderError(ctx, started, code, err)
-	default:
-		return Result{}, r.renderError(ctx, started, code, err)
-	}
+	return streamOutcome(ctx, code, req, streamEnd{
+		err:      err,
+		writeErr: writeErr,
+		failed: func() (string, string, bool) {
+			if streamErr == nil {
+				return "", "", false
+			}
+			message, stack := r.errorParts(streamErr)
+			return message, stack, true
+		},
+		abort: func(reason string) {
+			if cancel, ok := goja.AssertFunction(cancelValue); ok && !r.broken {
+				_, _ = cancel(goja.Undefined(), r.vm.NewGoError(errors.New(reason)))
+			}
+		},
+		renderError: func(err error) error { return r.renderError(ctx, started, code, err) },
+	})
 }

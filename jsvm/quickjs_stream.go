@@ -112,52 +112,34 @@ func (r *qjsRuntime) updateFailed(req *Request, up Update, message string) {
 // goes out as the stream produces it, and the event loop runs until the
 // stream ends, fails, idles, or its client goes away.
 func (r *qjsRuntime) stream(ctx context.Context, started time.Time, code string, value quickjs.Value, req *Request) (Result, error) {
-	if req.Sink == nil {
-		return Result{}, &RenderError{Kind: KindUnsupported, Text: streamWithoutSinkText}
+	loop, touch, err := startStream(req, r.ensureLoop)
+	if err != nil {
+		return Result{}, err
 	}
-	if err := req.Sink.Start(); err != nil {
-		return Result{}, &RenderError{Kind: KindCanceled, Text: "Render canceled: the request went away."}
-	}
-	loop := r.ensureLoop()
 	s := &qjsStream{sink: req.Sink}
 	r.pumping = s
-	r.streamTouch = func() {}
-	if req.StreamIdle > 0 {
-		idle := loop.setTimer(req.StreamIdle, false, func() error { return errStreamIdle })
-		loop.setRef(idle, false)
-		r.streamTouch = func() { loop.refreshTimer(idle) }
-	}
+	r.streamTouch = touch
 	if err := r.call(qjsPump, value); err != nil {
 		return Result{}, r.renderError(ctx, started, code, err)
 	}
-	err := loop.run(ctx, func() bool { return s.ended || s.err != nil || s.writeErr != nil || r.uncaught != nil })
+	err = loop.run(ctx, func() bool { return s.ended || s.err != nil || s.writeErr != nil || r.uncaught != nil })
 	if err == nil {
 		err = r.takeUncaught()
 	}
-	abort := func(reason string) {
-		if !r.broken {
-			_ = r.call(qjsAbortStream, reason)
-		}
-	}
-	switch {
-	case s.writeErr != nil:
-		abort("the client went away")
-		return Result{}, &RenderError{Kind: KindCanceled, Text: "Stream canceled: the client went away."}
-	case err == nil && s.err != nil:
-		return Result{}, &RenderError{Kind: KindJS, Text: jsErrorText(code, s.err.message, s.err.stack)}
-	case err == nil:
-		return Result{Streamed: true}, nil
-	case errors.Is(err, errStreamIdle):
-		abort("the stream was idle too long")
-		return Result{}, &RenderError{Kind: KindTimeout, Text: fmt.Sprintf("Stream idle: nothing was produced for %s.", req.StreamIdle)}
-	case errors.Is(err, errLoopIdle):
-		abort("the stream stalled")
-		return Result{}, &RenderError{Kind: KindJS, Text: streamStalledText}
-	case ctx.Err() != nil:
-		// The request went away (see goja's stream).
-		abort("the client went away")
-		return Result{}, r.renderError(ctx, started, code, err)
-	default:
-		return Result{}, r.renderError(ctx, started, code, err)
-	}
+	return streamOutcome(ctx, code, req, streamEnd{
+		err:      err,
+		writeErr: s.writeErr,
+		failed: func() (string, string, bool) {
+			if s.err == nil {
+				return "", "", false
+			}
+			return s.err.message, s.err.stack, true
+		},
+		abort: func(reason string) {
+			if !r.broken {
+				_ = r.call(qjsAbortStream, reason)
+			}
+		},
+		renderError: func(err error) error { return r.renderError(ctx, started, code, err) },
+	})
 }

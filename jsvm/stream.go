@@ -1,7 +1,9 @@
 package jsvm
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -95,4 +97,71 @@ func (u *Updates) setNotify(fn func()) {
 	if fn != nil && (len(u.queue) > 0 || u.closed) {
 		fn()
 	}
+}
+
+// errStreamIdle ends a stream's loop when its idle timer fires.
+var errStreamIdle = errors.New("stream idle")
+
+// startStream begins a streamed answer, the same for every engine: the
+// sink's Start, then the stream's idle timer on the runtime's loop (made by
+// ensureLoop only once the answer has started). touch restarts the idle
+// timer; the engine calls it on each chunk.
+func startStream(req *Request, ensureLoop func() *eventLoop) (loop *eventLoop, touch func(), err error) {
+	if req.Sink == nil {
+		return nil, nil, &RenderError{Kind: KindUnsupported, Text: streamWithoutSinkText}
+	}
+	if err := req.Sink.Start(); err != nil {
+		return nil, nil, &RenderError{Kind: KindCanceled, Text: "Render canceled: the request went away."}
+	}
+	loop = ensureLoop()
+	touch = func() {}
+	if req.StreamIdle > 0 {
+		idle := loop.setTimer(req.StreamIdle, false, func() error { return errStreamIdle })
+		loop.setRef(idle, false)
+		touch = func() { loop.refreshTimer(idle) }
+	}
+	return loop, touch, nil
+}
+
+// streamEnd is how a stream's event loop ended, as an engine saw it.
+type streamEnd struct {
+	// err is what the loop returned (or the render's uncaught exception).
+	err error
+	// writeErr is the sink's refusal of a chunk: the client is gone.
+	writeErr error
+	// failed reports the error the JavaScript stream itself emitted.
+	failed func() (message, stack string, ok bool)
+	// abort stops the JavaScript stream with reason.
+	abort func(reason string)
+	// renderError is the engine's answer for any other error.
+	renderError func(error) error
+}
+
+// streamOutcome answers a streamed render once its loop returned, the same
+// for every engine.
+func streamOutcome(ctx context.Context, code string, req *Request, end streamEnd) (Result, error) {
+	if end.writeErr != nil {
+		end.abort("the client went away")
+		return Result{}, &RenderError{Kind: KindCanceled, Text: "Stream canceled: the client went away."}
+	}
+	if end.err == nil {
+		if message, stack, ok := end.failed(); ok {
+			return Result{}, &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
+		}
+		return Result{Streamed: true}, nil
+	}
+	switch {
+	case errors.Is(end.err, errStreamIdle):
+		end.abort("the stream was idle too long")
+		return Result{}, &RenderError{Kind: KindTimeout, Text: fmt.Sprintf("Stream idle: nothing was produced for %s.", req.StreamIdle)}
+	case errors.Is(end.err, errLoopIdle):
+		end.abort("the stream stalled")
+		return Result{}, &RenderError{Kind: KindJS, Text: streamStalledText}
+	case ctx.Err() != nil:
+		// The request went away: stop the JavaScript stream's work (if the
+		// engine was interrupted instead, this fails at once and the
+		// runtime is retired).
+		end.abort("the client went away")
+	}
+	return Result{}, end.renderError(end.err)
 }

@@ -363,7 +363,7 @@ func (r *gojaRuntime) Eval(ctx context.Context, code string, req *Request) (res 
 	if _, err := r.hooks.afterSync(goja.Undefined()); err != nil {
 		return Result{}, r.renderError(ctx, started, code, err)
 	}
-	return r.result(ctx, started, code, value, req)
+	return r.result(ctx, started, code, value, req, true)
 }
 
 // evaluate runs code with the per-render globals set, returning its
@@ -414,8 +414,11 @@ func (r *gojaRuntime) takeUncaught() error {
 	return &uncaughtError{v}
 }
 
-// result turns a completion value into the answer (PROTOCOL.md §5).
-func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string, value goja.Value, req *Request) (Result, error) {
+// result turns a completion value into the answer (PROTOCOL.md §5): a
+// string verbatim, a stream streamed, a promise or thenable settled and its
+// value answered the same way (awaitable is false then: a fulfilled value is
+// never awaited again), anything else JSON-stringified.
+func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string, value goja.Value, req *Request, awaitable bool) (Result, error) {
 	kind, err := r.hooks.kind(goja.Undefined(), value)
 	if err != nil {
 		return Result{}, r.renderError(ctx, started, code, err)
@@ -428,6 +431,9 @@ func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string
 	case "stream":
 		return r.stream(ctx, started, code, value, req)
 	case "promise", "thenable":
+		if !awaitable {
+			break
+		}
 		settled, err := r.settle(ctx, value)
 		if err != nil {
 			return Result{}, r.renderError(ctx, started, code, err)
@@ -436,29 +442,9 @@ func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string
 			message, stack := r.errorParts(settled.Result())
 			return Result{}, &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
 		}
-		return r.fulfilled(ctx, started, code, settled.Result(), req)
-	default:
-		return r.stringified(ctx, started, code, value)
+		return r.result(ctx, started, code, settled.Result(), req, false)
 	}
-}
-
-// fulfilled answers a promise's value: a string verbatim, anything else
-// JSON-stringified.
-func (r *gojaRuntime) fulfilled(ctx context.Context, started time.Time, code string, value goja.Value, req *Request) (Result, error) {
-	kind, err := r.hooks.kind(goja.Undefined(), value)
-	if err != nil {
-		return Result{}, r.renderError(ctx, started, code, err)
-	}
-	switch kind.String() {
-	case "string":
-		return Result{Body: value.String()}, nil
-	case "nil":
-		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
-	case "stream":
-		return r.stream(ctx, started, code, value, req)
-	default:
-		return r.stringified(ctx, started, code, value)
-	}
+	return r.stringified(ctx, started, code, value)
 }
 
 func (r *gojaRuntime) stringified(ctx context.Context, started time.Time, code string, value goja.Value) (Result, error) {

@@ -717,7 +717,7 @@ func (r *qjsRuntime) Eval(ctx context.Context, code string, req *Request) (res R
 	if err := r.call(qjsAfterSync); err != nil {
 		return Result{}, r.renderError(ctx, started, code, err)
 	}
-	res, err = r.result(ctx, started, code, value, req)
+	res, err = r.result(ctx, started, code, value, req, true)
 	if err == nil && r.overMemoryLimit() {
 		// An allocation failed at the limit and the bundle caught the error,
 		// keeping what it had: the render exceeded the limit all the same.
@@ -793,8 +793,11 @@ func (r *qjsRuntime) kindOf(value quickjs.Value) (string, error) {
 	return r.jsString(qjsKind, value)
 }
 
-// result turns a completion value into the answer (PROTOCOL.md §5).
-func (r *qjsRuntime) result(ctx context.Context, started time.Time, code string, value quickjs.Value, req *Request) (Result, error) {
+// result turns a completion value into the answer (PROTOCOL.md §5): a
+// string verbatim, a stream streamed, a promise or thenable settled and its
+// value answered the same way (awaitable is false then: a fulfilled value is
+// never awaited again), anything else JSON-stringified.
+func (r *qjsRuntime) result(ctx context.Context, started time.Time, code string, value quickjs.Value, req *Request, awaitable bool) (Result, error) {
 	kind, err := r.kindOf(value)
 	if err != nil {
 		return Result{}, r.renderError(ctx, started, code, err)
@@ -811,6 +814,9 @@ func (r *qjsRuntime) result(ctx context.Context, started time.Time, code string,
 	case "stream":
 		return r.stream(ctx, started, code, value, req)
 	case "promise", "thenable":
+		if !awaitable {
+			break
+		}
 		p, err := r.settle(ctx, value)
 		if err != nil {
 			return Result{}, r.renderError(ctx, started, code, err)
@@ -825,33 +831,9 @@ func (r *qjsRuntime) result(ctx context.Context, started time.Time, code string,
 			}
 			return Result{}, r.renderError(ctx, started, code, err)
 		}
-		return r.fulfilled(ctx, started, code, settled, req)
-	default:
-		return r.stringified(ctx, started, code, value)
+		return r.result(ctx, started, code, settled, req, false)
 	}
-}
-
-// fulfilled answers a promise's value: a string verbatim, anything else
-// JSON-stringified.
-func (r *qjsRuntime) fulfilled(ctx context.Context, started time.Time, code string, value quickjs.Value, req *Request) (Result, error) {
-	kind, err := r.kindOf(value)
-	if err != nil {
-		return Result{}, r.renderError(ctx, started, code, err)
-	}
-	switch kind {
-	case "string":
-		s, err := qjsGoString(value)
-		if err != nil {
-			return Result{}, r.renderError(ctx, started, code, err)
-		}
-		return Result{Body: s}, nil
-	case "nil":
-		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
-	case "stream":
-		return r.stream(ctx, started, code, value, req)
-	default:
-		return r.stringified(ctx, started, code, value)
-	}
+	return r.stringified(ctx, started, code, value)
 }
 
 func (r *qjsRuntime) stringified(ctx context.Context, started time.Time, code string, value quickjs.Value) (Result, error) {

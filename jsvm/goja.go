@@ -192,6 +192,7 @@ func (e *gojaEngine) NewRuntime() (Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("install the render environment: %w", err)
 	}
+	r.perRender.sharedOps, r.perRender.runOnOtherBundle = r.sharedOps(), vm.ToValue(r.runOnOtherBundle)
 	hooksObj := hooksValue.ToObject(vm)
 	for name, dst := range map[string]*goja.Callable{
 		"begin": &r.hooks.begin, "afterSync": &r.hooks.afterSync, "end": &r.hooks.end, "makeShared": &r.hooks.makeShared,
@@ -371,9 +372,6 @@ func (r *gojaRuntime) Eval(ctx context.Context, code string, req *Request) (res 
 // asynchronous part sees them too.
 func (r *gojaRuntime) evaluate(ctx context.Context, name, code string, req *Request) (goja.Value, error) {
 	r.renderCtx, r.req = ctx, req
-	if r.perRender.sharedOps == nil {
-		r.perRender.sharedOps, r.perRender.runOnOtherBundle = r.sharedOps(), r.vm.ToValue(r.runOnOtherBundle)
-	}
 	shared, err := r.hooks.makeShared(goja.Undefined(), r.perRender.sharedOps)
 	if err != nil {
 		return nil, err

@@ -104,6 +104,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"restart vars alone", map[string]string{"RAILS_ENV": "test", "RENDERER_ALL_WORKERS_RESTART_INTERVAL": "5"}, "set both or neither"},
 		{"bad connection age", map[string]string{"RAILS_ENV": "test", "RENDERER_MAX_CONNECTION_AGE": "-1s"}, "RENDERER_MAX_CONNECTION_AGE"},
 		{"unknown engine", map[string]string{"RAILS_ENV": "test", "RENDERER_JS_ENGINE": "v8"}, `RENDERER_JS_ENGINE="v8": want one of goja, quickjs`},
+		{"bad rewrite switch", map[string]string{"RAILS_ENV": "test", "RENDERER_REWRITE_STRING_BUILDS": "maybe"}, `RENDERER_REWRITE_STRING_BUILDS="maybe": want true/false, on/off, 1/0`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -266,3 +266,25 @@ func TestManyStreamsOneConnection(t *testing.T) {
 		t.Errorf("%d connections dialed, want 1 (all streams on one h2c connection)", got)
 	}
 }
+
+// TestRewriteStringBuildsOff: RENDERER_REWRITE_STRING_BUILDS=false reaches
+// the engine (the start-up log says so) and the bundle, run as built,
+// answers Node's bytes (jsvm's TestRewriteStringBuildsEngine proves that the
+// switch keeps the bundle as built).
+func TestRewriteStringBuildsOff(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_REWRITE_STRING_BUILDS": "false", "RENDERER_LOG_LEVEL": "info"})
+	// The start-up line is written as the listener starts serving: it may
+	// trail the first /health answer by a moment.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(s.stderr.String(), `"rewrite_string_builds":false`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("start-up log does not report the rewrite off:\n%s", s.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	id := newID("s")
+	s.upload(t, map[string]string{id: reactApp(t)}, nil)
+	eachTransport(t, func(t *testing.T, tr transport) {
+		s.render(t, tr, id, request(t, "small-page")).want(t, tr, http.StatusOK, golden(t, "small-page"))
+	})
+}

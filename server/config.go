@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,7 +17,8 @@ import (
 )
 
 // Config is everything gorender is configured with, read once at start from
-// the environment (PROTOCOL.md §11) and flags, and validated.
+// the environment (PROTOCOL.md §11) and flags, and validated. Each field is
+// set by a row of settings.
 type Config struct {
 	Host            string
 	Port            int
@@ -54,14 +56,14 @@ type Config struct {
 	// the Go heap (bytes; negative: no limit).
 	QuickJSMemoryLimit int64
 	// MemoryLimit is the Go runtime's soft memory limit and where it came
-	// from (GOMEMLIMIT or the cgroup), for the startup log.
+	// from (GOMEMLIMIT or the cgroup); ApplyRuntime sets it.
 	MemoryLimit       uint64
 	MemoryLimitSource string
-	// GCPercent is the Go collector's GOGC in effect: the variable, else
-	// defaultGCPercent.
+	// GCPercent is the Go collector's GOGC (negative: off); gorender's
+	// default is 200, see parseGCPercent. ApplyRuntime sets it.
 	GCPercent int
-	// Procs is GOMAXPROCS in effect: the variable, else the CPUs but at
-	// least minProcs.
+	// Procs is GOMAXPROCS: the variable, else the CPUs but at least
+	// minProcs; ApplyRuntime sets it.
 	Procs    int
 	Metrics  bool
 	JSEngine string
@@ -70,214 +72,448 @@ type Config struct {
 	// (RENDERER_REWRITE_STRING_BUILDS, default true).
 	RewriteStringBuilds bool
 	ReplayAsyncLogs     bool
-	PasswordWarnings    []string
-	DeprecationNotice   []string
+	// Warnings are problems that do not stop the start (a weak password,
+	// a deprecated name, a value upstream reads in a surprising way), to
+	// be logged once at start. They never contain the password.
+	Warnings []string
 }
 
 // Addr is the listen address.
 func (c *Config) Addr() string { return fmt.Sprintf("%s:%d", c.Host, c.Port) }
 
-// defaultCacheFallback is where bundles go when no .node-renderer-bundles
-// directory is found above the working directory (upstream's default).
-const defaultCacheFallback = "/tmp/react-on-rails-pro-node-renderer-bundles"
-
-// notYetSupported are upstream variables whose behaviour gorender has not
-// built yet: starting with them set would silently ignore what the operator
-// asked for, so gorender refuses instead.
-var notYetSupported = map[string]string{}
-
 // LoadConfig reads the configuration from getenv and the -p flag value
-// (portFlag, 0 when absent). Every problem is reported at once.
+// (portFlag, 0 when absent): each row of settings in order, then the rules
+// that span rows. It changes nothing outside the Config it returns (see
+// ApplyRuntime) and reports every problem at once.
 func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
+	l := &loader{c: &Config{}, getenv: getenv}
 	var errs []error
-	bad := func(name, value, want string) {
-		errs = append(errs, fmt.Errorf("%s=%q: %s", name, value, want))
-	}
-	c := &Config{
-		Host:       envOr(getenv, "RENDERER_HOST", "localhost"),
-		Password:   getenv("RENDERER_PASSWORD"),
-		JSEngine:   envOr(getenv, "RENDERER_JS_ENGINE", "goja"),
-		StubTimers: getenv("RENDERER_STUB_TIMERS") == "" || getenv("RENDERER_STUB_TIMERS") == "true",
-	}
-	c.SupportModules = truthy(getenv("RENDERER_SUPPORT_MODULES"))
-	if !slices.Contains(jsvm.Engines, c.JSEngine) {
-		bad("RENDERER_JS_ENGINE", c.JSEngine, "want one of "+strings.Join(jsvm.Engines, ", "))
-	}
-
-	c.Port = 3800
-	if v := getenv("RENDERER_PORT"); v != "" {
-		p, err := strconv.Atoi(v)
-		if err != nil || p < 0 || p > 65535 {
-			bad("RENDERER_PORT", v, "want a port number 0-65535")
+	for _, s := range settings {
+		v := getenv(s.Name)
+		if v == "" {
+			v = s.Default
 		}
-		c.Port = p
+		if err := s.Value.parse(l, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", s.Name, getenv(s.Name), err))
+		}
 	}
+	c := l.c
 	if portFlag != 0 {
 		c.Port = portFlag
 	}
-
-	c.WorkersCount = startProcs
-	if v := getenv("RENDERER_WORKERS_COUNT"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1024 {
-			bad("RENDERER_WORKERS_COUNT", v, "want a whole number 1-1024")
-		}
-		c.WorkersCount = n
-	}
-	c.MaxVMPoolSize = 4
-	if v := getenv("MAX_VM_POOL_SIZE"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1024 {
-			bad("MAX_VM_POOL_SIZE", v, "want a whole number 1-1024")
-		}
-		c.MaxVMPoolSize = n
-	}
-
-	var err error
-	if c.LogLevel, c.LogSilent, err = parseLogLevel(envOr(getenv, "RENDERER_LOG_LEVEL", "info")); err != nil {
-		bad("RENDERER_LOG_LEVEL", getenv("RENDERER_LOG_LEVEL"), err.Error())
-	}
-	var httpSilent bool
-	if c.LogHTTPLevel, httpSilent, err = parseLogLevel(envOr(getenv, "RENDERER_LOG_HTTP_LEVEL", "error")); err != nil {
-		bad("RENDERER_LOG_HTTP_LEVEL", getenv("RENDERER_LOG_HTTP_LEVEL"), err.Error())
-	}
-	if httpSilent {
-		c.LogHTTPLevel = slog.LevelError + 100
-	}
-
-	durations := []struct {
-		name string
-		dst  *time.Duration
-		def  time.Duration
-		unit time.Duration // of a bare number
-	}{
-		{"VM_POOL_ROLLOUT_DRAIN_TIMEOUT", &c.DrainTimeout, 60 * time.Second, time.Second},
-		{"RENDERER_RENDER_TIMEOUT", &c.RenderTimeout, 30 * time.Second, time.Second},
-		{"RENDERER_QUEUE_TIMEOUT", &c.QueueTimeout, 10 * time.Second, time.Second},
-		{"RENDERER_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 30 * time.Second, time.Second},
-		{"RENDERER_STREAM_IDLE_TIMEOUT", &c.StreamIdleTimeout, 20 * time.Second, time.Second},
-	}
-	for _, d := range durations {
-		*d.dst = d.def
-		if v := getenv(d.name); v != "" {
-			parsed, err := parseDuration(v, d.unit)
-			if err != nil || parsed <= 0 {
-				bad(d.name, v, "want a positive duration such as 500ms, 2s, 1m, or a number of seconds")
-			}
-			*d.dst = parsed
-		}
-	}
-
-	if v := getenv("RENDERER_MAX_CONNECTION_AGE"); v != "" {
-		d, err := parseDuration(v, time.Second)
-		if err != nil || d < 0 {
-			bad("RENDERER_MAX_CONNECTION_AGE", v, "want a duration such as 5m or 300 (seconds), or 0 for never")
-		}
-		c.MaxConnectionAge = d
-	}
-
-	// switchVar reads an on/off variable, def when unset.
-	switchVar := func(name string, def bool, want string) bool {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		on, ok := parseSwitch(v)
-		if !ok {
-			bad(name, v, want)
-		}
-		return on
-	}
-	c.Metrics = switchVar("RENDERER_METRICS", true, "want true/false, on/off, 1/0")
-	c.RewriteStringBuilds = switchVar("RENDERER_REWRITE_STRING_BUILDS", true, "want true/false, on/off, 1/0")
-	c.ReplayAsyncLogs = switchVar("REPLAY_SERVER_ASYNC_OPERATION_LOGS", getenv("NODE_ENV") == "development", "want true/false")
-
-	if v := getenv("RENDERER_MAX_RENDERS_PER_RUNTIME"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			bad("RENDERER_MAX_RENDERS_PER_RUNTIME", v, "want a whole number (0: never recycle)")
-		}
-		c.MaxRendersPerRuntime = n
-	}
-	interval, delay := getenv("RENDERER_ALL_WORKERS_RESTART_INTERVAL"), getenv("RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS")
-	switch {
-	case interval == "" && delay == "":
-	case interval == "" || delay == "":
+	if (getenv("RENDERER_ALL_WORKERS_RESTART_INTERVAL") == "") != (getenv("RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS") == "") {
 		errs = append(errs, errors.New("RENDERER_ALL_WORKERS_RESTART_INTERVAL and RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS go together: set both or neither"))
-	default:
-		var err error
-		if c.RecycleInterval, err = parseDuration(interval, time.Minute); err != nil || c.RecycleInterval <= 0 {
-			bad("RENDERER_ALL_WORKERS_RESTART_INTERVAL", interval, "want a positive number of minutes")
-		}
-		if c.RecycleDelay, err = parseDuration(delay, time.Minute); err != nil || c.RecycleDelay < 0 {
-			bad("RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS", delay, "want a number of minutes")
-		}
 	}
-	c.RecycleGrace = c.RenderTimeout
-	if v := getenv("GRACEFUL_WORKER_RESTART_TIMEOUT"); v != "" {
-		d, err := parseDuration(v, time.Second)
-		if err != nil || d <= 0 {
-			bad("GRACEFUL_WORKER_RESTART_TIMEOUT", v, "want a positive number of seconds")
-		}
-		c.RecycleGrace = d
-	}
-
-	c.MemoryLimit, c.MemoryLimitSource = applyMemoryLimit(getenv)
-	c.GCPercent = applyGCPercent(getenv)
-	c.Procs = applyMinProcs(getenv)             // after WorkersCount's default: that is the CPUs
-	c.MaxHeap = c.MemoryLimit / 10 * 8 * 10 / 9 // 80% of the hard limit under the 90% soft one
-	if v := getenv("RENDERER_MAX_HEAP"); v != "" {
-		n, err := parseBytes(v)
-		if err != nil {
-			bad("RENDERER_MAX_HEAP", v, "want a size such as 512MiB or 2GiB, or 0 for off")
-		}
-		c.MaxHeap = n
-	}
-
-	c.QuickJSMemoryLimit = 512 << 20
-	if v := getenv("RENDERER_QUICKJS_MEMORY_LIMIT"); v != "" {
-		n, err := parseBytes(v)
-		switch {
-		case v == "off" || (err == nil && n == 0):
-			c.QuickJSMemoryLimit = -1
-		case err != nil || n > 1<<40:
-			bad("RENDERER_QUICKJS_MEMORY_LIMIT", v, "want a size such as 512MiB or 2GiB, or 0/off for no limit")
-		default:
-			c.QuickJSMemoryLimit = int64(n)
-		}
-	}
-
-	for name, feature := range notYetSupported {
-		if v := getenv(name); v != "" {
-			errs = append(errs, fmt.Errorf("%s is set, but %s is not supported by this gorender build yet; unset it", name, feature))
-		}
-	}
-
-	c.GenerationManifest = getenv("RENDERER_CURRENT_GENERATION_MANIFEST")
-	c.CachePath, err = cachePath(getenv, &c.DeprecationNotice)
-	if err != nil {
-		errs = append(errs, err)
-	}
-
 	warnings, err := auth.StartupPolicy(c.Password, getenv)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	c.PasswordWarnings = warnings
+	c.Warnings = append(c.Warnings, warnings...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("invalid configuration: %w", errors.Join(errs...))
 	}
 	return c, nil
 }
 
-// cachePath resolves the bundle cache root: the configured one, else the
-// nearest .node-renderer-bundles above the working directory, else
-// upstream's /tmp default.
-func cachePath(getenv func(string) string, notices *[]string) (string, error) {
-	path := getenv("RENDERER_SERVER_BUNDLE_CACHE_PATH")
-	if path == "" && getenv("RENDERER_BUNDLE_PATH") != "" {
-		path = getenv("RENDERER_BUNDLE_PATH")
-		*notices = append(*notices, "RENDERER_BUNDLE_PATH is deprecated: use RENDERER_SERVER_BUNDLE_CACHE_PATH")
+// Effective is the configuration in effect, one attribute per variable
+// named after it, for the start-up log: durations and sizes in human
+// units, the password only as set or unset, and only the settings that
+// apply to the configured engine.
+func (c *Config) Effective() []slog.Attr {
+	attrs := make([]slog.Attr, 0, len(settings))
+	for _, s := range settings {
+		if s.Engine != "" && s.Engine != c.JSEngine {
+			continue
+		}
+		if v := s.Value.show(c); v != "" {
+			attrs = append(attrs, slog.String(s.Name, v))
+		}
+	}
+	return attrs
+}
+
+// A setting is one row of the configuration table: an environment
+// variable, its default, how it is read and what it means. The README's
+// Configuration table is this table (TestREADMEConfigurationTable).
+type setting struct {
+	// Name is the environment variable.
+	Name string
+	// Default is read like a value when the variable is unset or empty.
+	// "" means that the default is computed (Value then reads "") and
+	// DefaultDoc says how.
+	Default    string
+	DefaultDoc string
+	// Engine is the only engine the setting applies to; "" for all.
+	Engine string
+	// Doc is what it does (Markdown, one line: the README's third column).
+	Doc   string
+	Value value
+}
+
+// value reads a setting into a Config and shows it back.
+type value interface {
+	// parse sets v into l.c; an error says what is wanted instead.
+	parse(l *loader, v string) error
+	// show is the effective value for the start-up log ("": not logged).
+	show(c *Config) string
+}
+
+// loader is the state of one LoadConfig.
+type loader struct {
+	c      *Config
+	getenv func(string) string
+}
+
+func (l *loader) warn(format string, args ...any) {
+	l.c.Warnings = append(l.c.Warnings, fmt.Sprintf(format, args...))
+}
+
+// settings is the configuration table, in the order rows are read (a
+// computed default may use the rows above it) and listed in the README.
+// To add a variable: a Config field, a row here, then
+// `go test ./server -run TestREADMEConfigurationTable -update` writes it
+// into README.md.
+var settings = []setting{
+	{
+		Name: "RENDERER_PORT", Default: "3800",
+		Doc:   "listen port (`-p PORT` overrides)",
+		Value: number(func(c *Config) *int { return &c.Port }, 0, 65535),
+	},
+	{
+		Name: "RENDERER_HOST", Default: "localhost",
+		Doc:   "bind address (`0.0.0.0` in containers)",
+		Value: text(func(c *Config) *string { return &c.Host }),
+	},
+	{
+		Name: "RENDERER_PASSWORD", DefaultDoc: "unset",
+		Doc: "shared secret; required unless `RAILS_ENV`/`NODE_ENV` say `development` or `test`",
+		Value: custom{
+			read: func(l *loader, v string) error { l.c.Password = v; return nil },
+			format: func(c *Config) string {
+				if c.Password == "" {
+					return "unset"
+				}
+				return "set"
+			},
+		},
+	},
+	{
+		Name:       "RENDERER_SERVER_BUNDLE_CACHE_PATH",
+		DefaultDoc: "nearest `.node-renderer-bundles` above the working directory, else `/tmp/react-on-rails-pro-node-renderer-bundles`",
+		Doc:        "bundle cache root (`RENDERER_BUNDLE_PATH` is a deprecated alias)",
+		Value:      custom{read: parseCachePath, format: func(c *Config) string { return c.CachePath }},
+	},
+	{
+		Name:       "RENDERER_WORKERS_COUNT",
+		DefaultDoc: "CPUs (Go's `GOMAXPROCS` at start: affinity and cgroup limit)",
+		Doc:        "JavaScript runtimes per loaded bundle: renders in parallel",
+		Value: orComputed(number(func(c *Config) *int { return &c.WorkersCount }, 1, 1024),
+			func(l *loader) { l.c.WorkersCount = startProcs }),
+	},
+	{
+		Name: "MAX_VM_POOL_SIZE", Default: "4",
+		Doc:   "bundles kept loaded at once (least recently used evicted)",
+		Value: number(func(c *Config) *int { return &c.MaxVMPoolSize }, 1, 1024),
+	},
+	{
+		Name: "VM_POOL_ROLLOUT_DRAIN_TIMEOUT", Default: "60",
+		Doc:   "seconds an evicted bundle's in-flight renders may take to finish",
+		Value: duration(func(c *Config) *time.Duration { return &c.DrainTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_RENDER_TIMEOUT", Default: "30s",
+		Doc:   "deadline of one render; past it the render is interrupted, its runtime replaced, and the answer is `400 Render timed out after …`",
+		Value: duration(func(c *Config) *time.Duration { return &c.RenderTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_QUEUE_TIMEOUT", Default: "10s",
+		Doc:   "how long a render may wait for a free runtime before `503` with `Retry-After`",
+		Value: duration(func(c *Config) *time.Duration { return &c.QueueTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_SHUTDOWN_TIMEOUT", Default: "30s",
+		Doc:   "on SIGTERM/SIGINT, how long in-flight requests may finish",
+		Value: duration(func(c *Config) *time.Duration { return &c.ShutdownTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_STREAM_IDLE_TIMEOUT", Default: "20s",
+		Doc:   "a streamed answer that produces nothing for this long is ended abruptly and its runtime released; a stream that keeps producing is never cut",
+		Value: duration(func(c *Config) *time.Duration { return &c.StreamIdleTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_MAX_CONNECTION_AGE", Default: "0",
+		Doc:   "a client connection older than this (±10% jitter) is retired gracefully at its next answer: `Connection: close` over HTTP/1.1, a graceful GOAWAY over h2c (streams in flight finish), so long-lived connections rebalance across replicas; `0` is never",
+		Value: duration(func(c *Config) *time.Duration { return &c.MaxConnectionAge }, time.Second, orZero),
+	},
+	{
+		Name: "RENDERER_STUB_TIMERS", Default: "true",
+		Doc:   "timers are no-ops: true if unset, empty or exactly `true` (upstream's reading; any other value than `true`/`false` is warned about); with `RENDERER_SUPPORT_MODULES` timers are always real",
+		Value: custom{read: parseStubTimers, format: func(c *Config) string { return strconv.FormatBool(c.StubTimers && !c.SupportModules) }},
+	},
+	{
+		Name: "RENDERER_SUPPORT_MODULES", Default: "false",
+		Doc:   "the Node-compatible environment (below); on for `true`, `TRUE`, `yes`, `YES` (upstream's set), off for anything else, with a warning unless `false`, `FALSE`, `no` or `NO`",
+		Value: custom{read: parseSupportModules, format: func(c *Config) string { return strconv.FormatBool(c.SupportModules) }},
+	},
+	{
+		Name:       "REPLAY_SERVER_ASYNC_OPERATION_LOGS",
+		DefaultDoc: "`true` iff `NODE_ENV=development`",
+		Doc:        "keep console output of a render's awaited work in its `consoleReplayScript`",
+		Value: orComputed(onOff(func(c *Config) *bool { return &c.ReplayAsyncLogs }),
+			func(l *loader) { l.c.ReplayAsyncLogs = l.getenv("NODE_ENV") == "development" }),
+	},
+	{
+		Name: "RENDERER_MAX_RENDERS_PER_RUNTIME", Default: "0",
+		Doc:   "recycle a runtime after that many renders (replaced in the background); `0` is never",
+		Value: number(func(c *Config) *int { return &c.MaxRendersPerRuntime }, 0, 1<<31-1),
+	},
+	{
+		Name: "RENDERER_ALL_WORKERS_RESTART_INTERVAL", DefaultDoc: "unset",
+		Doc: "minutes; with the next one (both or neither): recycle every runtime on that schedule, one at a time, while the others serve",
+		Value: orComputed(duration(func(c *Config) *time.Duration { return &c.RecycleInterval }, time.Minute, positive),
+			func(*loader) {}),
+	},
+	{
+		Name: "RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS", DefaultDoc: "unset",
+		Doc: "minutes between two runtimes' recycling on that schedule",
+		Value: orComputed(duration(func(c *Config) *time.Duration { return &c.RecycleDelay }, time.Minute, orZero),
+			func(*loader) {}),
+	},
+	{
+		Name: "GRACEFUL_WORKER_RESTART_TIMEOUT", DefaultDoc: "the render timeout",
+		Doc: "seconds a runtime due for recycling may finish its render before it is interrupted",
+		Value: orComputed(duration(func(c *Config) *time.Duration { return &c.RecycleGrace }, time.Second, positive),
+			func(l *loader) { l.c.RecycleGrace = l.c.RenderTimeout }),
+	},
+	{
+		Name: "GOMEMLIMIT", DefaultDoc: "90% of the cgroup memory limit",
+		Doc:   "Go's own variable; when unset gorender derives it from the container's limit",
+		Value: custom{read: parseMemoryLimit, format: showMemoryLimit},
+	},
+	{
+		Name: "GOMAXPROCS", DefaultDoc: "the CPU limit, at least `2`",
+		Doc:   "Go's own variable; when unset gorender runs at least two Ps even on one CPU: with one, network wake-ups and the collector wait behind the running render (p99 of a small page 74–108 ms against 17 ms, see Performance). Runtimes per bundle default to the CPUs, not to this",
+		Value: custom{read: parseProcs, format: func(c *Config) string { return strconv.Itoa(c.Procs) }},
+	},
+	{
+		Name: "GOGC", Default: "200",
+		Doc:   "Go's own variable; when unset gorender uses 200 instead of Go's 100: renders allocate many times their live data and the collector's CPU is render time (about 16% less CPU per render for a larger heap, see Performance); `GOMEMLIMIT` still bounds the heap",
+		Value: custom{read: parseGCPercent, format: showGCPercent},
+	},
+	{
+		Name: "RENDERER_MAX_HEAP", DefaultDoc: "80% of the container's memory limit, else off",
+		Doc: "when the Go heap stays above this after a collection, the longest-running render is interrupted and answered like a timeout (approximate: the heap is shared). Sizes like `512MiB`, `2GiB`; `0` is off",
+		Value: orComputed(size(func(c *Config) *uint64 { return &c.MaxHeap }),
+			// 80% of the hard limit, under the 90% soft one.
+			func(l *loader) { l.c.MaxHeap = l.c.MemoryLimit / 10 * 8 * 10 / 9 }),
+	},
+	{
+		Name: "RENDERER_CURRENT_GENERATION_MANIFEST", DefaultDoc: "unset",
+		Doc:   "absolute path of `<cache>/.current-generations/<generation>.json`, `{\"bundles\": [\"<id>\", …]}`: validated at start (exit 1 if a bundle is missing), the bundles loaded and their pools filled while `/health` already answers; `/ready` says `waiting_for_current_generation` until done",
+		Value: text(func(c *Config) *string { return &c.GenerationManifest }),
+	},
+	{
+		Name: "RENDERER_LOG_LEVEL", Default: "info",
+		Doc: "`fatal`, `error`, `warn`, `info`, `debug`, `trace`, `silent`",
+		Value: custom{
+			read: func(l *loader, v string) (err error) {
+				l.c.LogLevel, l.c.LogSilent, err = parseLogLevel(v)
+				return err
+			},
+			format: func(c *Config) string { return showLogLevel(c.LogLevel, c.LogSilent) },
+		},
+	},
+	{
+		Name: "RENDERER_LOG_HTTP_LEVEL", Default: "error",
+		Doc: "least level of per-request logs (answers log at `info`, 5xx at `error`)",
+		Value: custom{
+			read: func(l *loader, v string) error {
+				level, silent, err := parseLogLevel(v)
+				if silent {
+					level = slog.LevelError + 100
+				}
+				l.c.LogHTTPLevel = level
+				return err
+			},
+			format: func(c *Config) string { return showLogLevel(c.LogHTTPLevel, c.LogHTTPLevel > slog.LevelError) },
+		},
+	},
+	{
+		Name: "RENDERER_METRICS", Default: "true",
+		Doc:   "serve `/metrics`",
+		Value: onOff(func(c *Config) *bool { return &c.Metrics }),
+	},
+	{
+		Name: "RENDERER_JS_ENGINE", Default: "goja",
+		Doc:   "`goja` or `quickjs` (modernc.org/quickjs, pure Go; opt-in, see [Engines](#engines))",
+		Value: choice(func(c *Config) *string { return &c.JSEngine }, jsvm.Engines...),
+	},
+	{
+		Name: "RENDERER_REWRITE_STRING_BUILDS", Default: "true", Engine: "goja",
+		Doc:   "goja only: when a bundle is loaded, rewrite react-dom's `html += chunk` accumulators (quadratic on goja's flat strings) into array joins; output is byte-identical (see Performance). `false` runs the bundle exactly as uploaded",
+		Value: onOff(func(c *Config) *bool { return &c.RewriteStringBuilds }),
+	},
+	{
+		Name: "RENDERER_QUICKJS_MEMORY_LIMIT", Default: "512MiB", Engine: "quickjs",
+		Doc:   "memory of each quickjs runtime (outside the Go heap, invisible to `GOMEMLIMIT`); a render that passes it is answered like a timeout and its runtime replaced; `0`/`off`: none",
+		Value: custom{read: parseQuickJSMemoryLimit, format: showQuickJSMemoryLimit},
+	},
+	{
+		Name: "RENDERER_ENABLE_HEALTH_ENDPOINTS", DefaultDoc: "—",
+		Doc:   "accepted; `/health` and `/ready` are always on",
+		Value: custom{read: func(*loader, string) error { return nil }, format: func(*Config) string { return "" }},
+	},
+}
+
+// ---------------------------------------------------------------------------
+// Kinds of values
+
+// field is a value stored in one Config field of type T.
+type field[T any] struct {
+	get    func(*Config) *T
+	read   func(string) (T, error)
+	format func(T) string
+}
+
+func (f field[T]) parse(l *loader, v string) error {
+	x, err := f.read(v)
+	if err != nil {
+		return err
+	}
+	*f.get(l.c) = x
+	return nil
+}
+
+func (f field[T]) show(c *Config) string { return f.format(*f.get(c)) }
+
+// custom is a value read and shown by its own functions.
+type custom struct {
+	read   func(l *loader, v string) error
+	format func(c *Config) string
+}
+
+func (c custom) parse(l *loader, v string) error { return c.read(l, v) }
+func (c custom) show(cfg *Config) string         { return c.format(cfg) }
+
+// computed is a value whose default ("" read) is computed by def.
+type computed struct {
+	value
+	def func(l *loader)
+}
+
+func (c computed) parse(l *loader, v string) error {
+	if v == "" {
+		c.def(l)
+		return nil
+	}
+	return c.value.parse(l, v)
+}
+
+func orComputed(v value, def func(l *loader)) value { return computed{v, def} }
+
+func text(get func(*Config) *string) value {
+	return field[string]{get: get,
+		read:   func(v string) (string, error) { return v, nil },
+		format: func(v string) string { return cmp.Or(v, "unset") },
+	}
+}
+
+func number(get func(*Config) *int, lo, hi int) value {
+	return field[int]{get: get,
+		read: func(v string) (int, error) {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < lo || n > hi {
+				return 0, fmt.Errorf("want a whole number %d-%d", lo, hi)
+			}
+			return n, nil
+		},
+		format: strconv.Itoa,
+	}
+}
+
+// positive and orZero are the least a duration may be.
+const (
+	positive = time.Duration(1)
+	orZero   = time.Duration(0)
+)
+
+// duration reads Go duration syntax or a bare number of units.
+func duration(get func(*Config) *time.Duration, unit time.Duration, least time.Duration) value {
+	unitName := map[time.Duration]string{time.Second: "seconds", time.Minute: "minutes"}[unit]
+	want := "want a positive duration such as 500ms, 2s, 1m, or a number of " + unitName
+	if least == orZero {
+		want = "want a duration such as 500ms, 2s, 1m, or a number of " + unitName + " (0: never)"
+	}
+	return field[time.Duration]{get: get,
+		read: func(v string) (time.Duration, error) {
+			d, err := parseDuration(v, unit)
+			if err != nil || d < least {
+				return 0, errors.New(want)
+			}
+			return d, nil
+		},
+		format: FormatDuration,
+	}
+}
+
+// size reads a number of bytes, with or without a unit.
+func size(get func(*Config) *uint64) value {
+	return field[uint64]{get: get,
+		read: func(v string) (uint64, error) {
+			n, err := parseBytes(v)
+			if err != nil {
+				return 0, errors.New("want a size such as 512MiB or 2GiB, or 0 for off")
+			}
+			return n, nil
+		},
+		format: func(n uint64) string {
+			if n == 0 {
+				return "off"
+			}
+			return FormatBytes(n)
+		},
+	}
+}
+
+func onOff(get func(*Config) *bool) value {
+	return field[bool]{get: get,
+		read: func(v string) (bool, error) {
+			on, ok := parseSwitch(v)
+			if !ok {
+				return false, errors.New("want true/false, on/off, 1/0")
+			}
+			return on, nil
+		},
+		format: strconv.FormatBool,
+	}
+}
+
+func choice(get func(*Config) *string, choices ...string) value {
+	return field[string]{get: get,
+		read: func(v string) (string, error) {
+			if !slices.Contains(choices, v) {
+				return "", errors.New("want one of " + strings.Join(choices, ", "))
+			}
+			return v, nil
+		},
+		format: func(v string) string { return v },
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Rows with their own reading
+
+// defaultCacheFallback is where bundles go when no .node-renderer-bundles
+// directory is found above the working directory (upstream's default).
+const defaultCacheFallback = "/tmp/react-on-rails-pro-node-renderer-bundles"
+
+// parseCachePath resolves the bundle cache root: the configured one, else
+// the deprecated alias, else the nearest .node-renderer-bundles above the
+// working directory, else upstream's /tmp default.
+func parseCachePath(l *loader, path string) error {
+	if path == "" && l.getenv("RENDERER_BUNDLE_PATH") != "" {
+		path = l.getenv("RENDERER_BUNDLE_PATH")
+		l.warn("RENDERER_BUNDLE_PATH is deprecated: use RENDERER_SERVER_BUNDLE_CACHE_PATH")
 	}
 	if path == "" {
 		path = defaultCacheFallback
@@ -296,25 +532,55 @@ func cachePath(getenv func(string) string, notices *[]string) (string, error) {
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", fmt.Errorf("bundle cache path %q: %w", path, err)
+		return fmt.Errorf("bundle cache path %q: %w", path, err)
 	}
-	return abs, nil
+	l.c.CachePath = abs
+	return nil
 }
 
-func envOr(getenv func(string) string, name, def string) string {
-	if v := getenv(name); v != "" {
-		return v
+// Upstream's readings of its two booleans (PROTOCOL.md §11), kept for
+// compatibility; values outside the sets below are warned about, since
+// they are most likely meant otherwise (RENDERER_SUPPORT_MODULES=1 is off).
+var (
+	supportModulesOn  = []string{"true", "TRUE", "yes", "YES"}
+	supportModulesOff = []string{"false", "FALSE", "no", "NO"}
+)
+
+func parseSupportModules(l *loader, v string) error {
+	l.c.SupportModules = slices.Contains(supportModulesOn, v)
+	if !l.c.SupportModules && !slices.Contains(supportModulesOff, v) {
+		l.warn("RENDERER_SUPPORT_MODULES=%q is taken as false, as the Node renderer does: it is on only for %s (off: %s)",
+			v, strings.Join(supportModulesOn, ", "), strings.Join(supportModulesOff, ", "))
 	}
-	return def
+	return nil
 }
 
-// truthy is upstream's truthy set for RENDERER_SUPPORT_MODULES.
-func truthy(v string) bool {
-	switch v {
-	case "true", "TRUE", "yes", "YES":
-		return true
+func parseStubTimers(l *loader, v string) error {
+	l.c.StubTimers = v == "true"
+	if v != "true" && v != "false" {
+		l.warn("RENDERER_STUB_TIMERS=%q is taken as false (timers are real), as the Node renderer does: timers are stubbed only when it is unset, empty or exactly true; set true or false", v)
 	}
-	return false
+	return nil
+}
+
+func parseQuickJSMemoryLimit(l *loader, v string) error {
+	n, err := parseBytes(v)
+	switch {
+	case v == "off" || (err == nil && n == 0):
+		l.c.QuickJSMemoryLimit = -1
+	case err != nil || n > 1<<40:
+		return errors.New("want a size such as 512MiB or 2GiB, or 0/off for no limit")
+	default:
+		l.c.QuickJSMemoryLimit = int64(n)
+	}
+	return nil
+}
+
+func showQuickJSMemoryLimit(c *Config) string {
+	if c.QuickJSMemoryLimit < 0 {
+		return "off"
+	}
+	return FormatBytes(uint64(c.QuickJSMemoryLimit))
 }
 
 func parseSwitch(v string) (on, ok bool) {
@@ -350,4 +616,34 @@ func parseLogLevel(v string) (level slog.Level, silent bool, err error) {
 		return slog.LevelError, true, nil
 	}
 	return 0, false, errors.New("want one of fatal, error, warn, info, debug, trace, silent")
+}
+
+func showLogLevel(level slog.Level, silent bool) string {
+	if silent {
+		return "silent"
+	}
+	return strings.ToLower(level.String())
+}
+
+// FormatDuration writes d the short way: 1m rather than 1m0s.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// FormatBytes writes n in the largest binary unit that keeps one decimal
+// exact enough: 512 MiB, 1.5 GiB, 900 B.
+func FormatBytes(n uint64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f, i := float64(n), 0
+	for f >= 1024 && i < len(units)-1 {
+		f, i = f/1024, i+1
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(f, 'f', 1, 64), ".0") + " " + units[i]
 }

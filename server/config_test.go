@@ -1,12 +1,18 @@
 package server
 
 import (
+	"flag"
+	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorender/gorender/jsvm"
 )
 
 func env(kv map[string]string) func(string) string {
@@ -121,55 +127,171 @@ func TestCachePathDeprecatedAlias(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.CachePath != "/srv/bundles" || len(c.DeprecationNotice) != 1 {
-		t.Fatalf("cache %q notices %v", c.CachePath, c.DeprecationNotice)
+	if c.CachePath != "/srv/bundles" || !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "RENDERER_BUNDLE_PATH is deprecated") }) {
+		t.Fatalf("cache %q warnings %v", c.CachePath, c.Warnings)
 	}
 }
 
-// TestGCPercent: without GOGC gorender collects at 200; with it, the
-// runtime's own reading of the variable stays in effect.
+// TestGCPercent: without GOGC gorender collects at 200; with it, at the
+// variable's percentage. LoadConfig only plans it; ApplyRuntime sets it.
 func TestGCPercent(t *testing.T) {
 	prev := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(prev) })
 
-	c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value"}), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := debug.SetGCPercent(100); c.GCPercent != 200 || got != 200 {
-		t.Errorf("GOGC unset: config %d, runtime %d, want 200", c.GCPercent, got)
-	}
-
-	debug.SetGCPercent(150) // what the runtime read from GOGC=150 at start
-	c, err = LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOGC": "150"}), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := debug.SetGCPercent(100); c.GCPercent != 150 || got != 150 {
-		t.Errorf("GOGC=150: config %d, runtime %d, want 150", c.GCPercent, got)
+	for _, tc := range []struct {
+		gogc string
+		want int
+	}{{"", 200}, {"150", 150}, {"off", -1}} {
+		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOGC": tc.gogc}), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := debug.SetGCPercent(100); c.GCPercent != tc.want || got != 100 {
+			t.Errorf("GOGC=%q: planned %d, runtime %d after LoadConfig; want %d planned and the runtime untouched (100)", tc.gogc, c.GCPercent, got, tc.want)
+		}
+		c.ApplyRuntime()
+		if got := debug.SetGCPercent(100); got != tc.want {
+			t.Errorf("GOGC=%q: runtime %d after ApplyRuntime, want %d", tc.gogc, got, tc.want)
+		}
 	}
 }
 
-// TestMinProcs: without GOMAXPROCS gorender runs with at least two Ps; the
-// variable, when set, is left as the runtime read it.
+// TestMinProcs: without GOMAXPROCS gorender runs with at least two Ps; with
+// it, with the variable's number. LoadConfig only plans it.
 func TestMinProcs(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
 
-	c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value"}), 0)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		procs string
+		want  int
+	}{{"", 2}, {"1", 1}, {"3", 3}} {
+		runtime.GOMAXPROCS(1)
+		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOMAXPROCS": tc.procs}), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := runtime.GOMAXPROCS(0); c.Procs != tc.want || got != 1 {
+			t.Errorf("GOMAXPROCS=%q on one P: planned %d, runtime %d after LoadConfig; want %d planned and the runtime untouched (1)", tc.procs, c.Procs, got, tc.want)
+		}
+		c.ApplyRuntime()
+		if got := runtime.GOMAXPROCS(0); got != tc.want {
+			t.Errorf("GOMAXPROCS=%q: runtime %d after ApplyRuntime, want %d", tc.procs, got, tc.want)
+		}
 	}
-	if got := runtime.GOMAXPROCS(0); c.Procs != 2 || got != 2 {
-		t.Errorf("GOMAXPROCS unset on one P: config %d, runtime %d, want 2", c.Procs, got)
-	}
+}
 
-	runtime.GOMAXPROCS(1) // what the runtime read from GOMAXPROCS=1 at start
-	c, err = LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOMAXPROCS": "1"}), 0)
+// TestRuntimeVariablesErrors: gorender refuses the GOGC and GOMAXPROCS
+// values that Go itself would silently ignore.
+func TestRuntimeVariablesErrors(t *testing.T) {
+	_, err := LoadConfig(env(map[string]string{"RAILS_ENV": "test", "GOGC": "lots", "GOMAXPROCS": "0"}), 0)
+	for _, want := range []string{`GOGC="lots": want a percentage`, `GOMAXPROCS="0": want a whole number`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want containing %q", err, want)
+		}
+	}
+}
+
+// TestLoadConfigAllErrorsAtOnce: every bad variable is reported, not the first.
+func TestLoadConfigAllErrorsAtOnce(t *testing.T) {
+	_, err := LoadConfig(env(map[string]string{
+		"RENDERER_PORT": "x", "RENDERER_RENDER_TIMEOUT": "soon", "RENDERER_METRICS": "maybe",
+	}), 0)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"RENDERER_PORT", "RENDERER_RENDER_TIMEOUT", "RENDERER_METRICS", "RENDERER_PASSWORD"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not name %s: %v", want, err)
+		}
+	}
+}
+
+// TestSettingsTable: each row is complete and its default reads.
+func TestSettingsTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range settings {
+		if seen[s.Name] {
+			t.Errorf("%s: listed twice", s.Name)
+		}
+		seen[s.Name] = true
+		if (s.Default == "") == (s.DefaultDoc == "") {
+			t.Errorf("%s: want exactly one of Default (a value) and DefaultDoc (how it is computed)", s.Name)
+		}
+		if s.Doc == "" || strings.ContainsAny(s.Doc+s.DefaultDoc, "|\n") {
+			t.Errorf("%s: Doc must be one non-empty Markdown table cell", s.Name)
+		}
+		if s.Engine != "" && !slices.Contains(jsvm.Engines, s.Engine) {
+			t.Errorf("%s: unknown engine %q", s.Name, s.Engine)
+		}
+		if s.Default != "" {
+			if err := s.Value.parse(&loader{c: &Config{}, getenv: env(nil)}, s.Default); err != nil {
+				t.Errorf("%s: default %q does not read: %v", s.Name, s.Default, err)
+			}
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "write the configuration table into ../README.md")
+
+// readmeRow is a setting as a row of the README's Configuration table.
+func readmeRow(s setting) string {
+	def := s.DefaultDoc
+	if s.Default != "" {
+		def = "`" + s.Default + "`"
+	}
+	return fmt.Sprintf("| `%s` | %s | %s |", s.Name, def, s.Doc)
+}
+
+// TestREADMEConfigurationTable: the README's Configuration table is the
+// settings table, row for row, so the two cannot drift. With -update it
+// rewrites the README's table from settings.
+func TestREADMEConfigurationTable(t *testing.T) {
+	const path = "../README.md"
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := runtime.GOMAXPROCS(0); c.Procs != 1 || got != 1 {
-		t.Errorf("GOMAXPROCS=1: config %d, runtime %d, want 1", c.Procs, got)
+	lines := strings.Split(string(raw), "\n")
+	section := slices.Index(lines, "## Configuration")
+	if section < 0 {
+		t.Fatal("README.md has no ## Configuration section")
 	}
+	header := section + slices.IndexFunc(lines[section:], func(l string) bool { return strings.HasPrefix(l, "| Variable |") })
+	if header < section {
+		t.Fatal("README.md's Configuration section has no table starting with | Variable |")
+	}
+	first := header + 2 // past the header and its separator
+	end := first
+	for end < len(lines) && strings.HasPrefix(lines[end], "|") {
+		end++
+	}
+	var want []string
+	for _, s := range settings {
+		want = append(want, readmeRow(s))
+	}
+	got := lines[first:end]
+	if *update {
+		lines = slices.Concat(lines[:first], want, lines[end:])
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if slices.Equal(got, want) {
+		return
+	}
+	for i := range max(len(got), len(want)) {
+		var g, w string
+		if i < len(got) {
+			g = got[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		if g != w {
+			t.Errorf("README.md Configuration table, row %d:\n README: %s\n  table: %s", i+1, g, w)
+		}
+	}
+	t.Log("the rows come from settings in server/config.go: go test ./server -run TestREADMEConfigurationTable -update writes them into README.md")
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"math"
 	"os"
 	"runtime"
@@ -15,53 +16,71 @@ var cgroupMemoryFiles = []string{
 	"/sys/fs/cgroup/memory/memory.limit_in_bytes",
 }
 
-// applyMemoryLimit makes the Go runtime aware of the container's memory:
-// without GOMEMLIMIT, a cgroup limit L sets a soft limit of 90% of L so the
-// GC works harder before the kernel kills the process. It returns the
-// effective soft limit in bytes, or 0 when there is none.
-func applyMemoryLimit(getenv func(string) string) (limit uint64, source string) {
-	if getenv("GOMEMLIMIT") != "" {
-		current := debug.SetMemoryLimit(-1)
-		if current <= 0 || current == math.MaxInt64 {
-			return 0, ""
+// parseMemoryLimit plans the Go runtime's soft memory limit: with
+// GOMEMLIMIT, the runtime's own reading of it (a bad one stops the process
+// before main); without, 90% of the container's memory limit L, so that the
+// GC works harder before the kernel kills the process. The limit is 0 when
+// there is none.
+func parseMemoryLimit(l *loader, v string) error {
+	if v != "" {
+		// A negative limit only reads the current one.
+		if current := debug.SetMemoryLimit(-1); current > 0 && current != math.MaxInt64 {
+			l.c.MemoryLimit, l.c.MemoryLimitSource = uint64(current), "GOMEMLIMIT"
 		}
-		return uint64(current), "GOMEMLIMIT"
+		return nil
 	}
 	for _, path := range cgroupMemoryFiles {
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			continue
 		}
-		v := strings.TrimSpace(string(raw))
-		n, err := strconv.ParseUint(v, 10, 64)
+		n, err := strconv.ParseUint(strings.TrimSpace(string(raw)), 10, 64)
 		// "max" (v2) or a near-2^63 value (v1) mean no limit.
 		if err != nil || n == 0 || n >= 1<<60 {
-			return 0, ""
+			return nil
 		}
-		soft := n / 10 * 9
-		debug.SetMemoryLimit(int64(soft))
-		return soft, path
+		l.c.MemoryLimit, l.c.MemoryLimitSource = n/10*9, path
+		return nil
 	}
-	return 0, ""
+	return nil
 }
 
-// defaultGCPercent is gorender's GOGC when the variable is unset. A render
+func showMemoryLimit(c *Config) string {
+	switch c.MemoryLimitSource {
+	case "":
+		return "none"
+	case "GOMEMLIMIT":
+		return FormatBytes(c.MemoryLimit)
+	}
+	return FormatBytes(c.MemoryLimit) + " (90% of " + c.MemoryLimitSource + ")"
+}
+
+// parseGCPercent plans GOGC as the runtime reads it: a percentage, or off
+// (negative). The runtime takes a malformed GOGC as 100 without a word;
+// gorender refuses it.
+//
+// When GOGC is unset gorender uses 200 (its row's default). A render
 // allocates many times its live heap (the 179 KB list page: 18 MB per render
 // on goja), so at Go's default of 100 the collector takes a quarter of the
 // CPU; at 200 a render costs about 16% less CPU (bench/README.md) for a heap
 // up to three times the live data, still bounded by GOMEMLIMIT.
-const defaultGCPercent = 200
-
-// applyGCPercent sets defaultGCPercent unless GOGC is set, and returns the
-// GC percent in effect (negative: collection off).
-func applyGCPercent(getenv func(string) string) int {
-	if getenv("GOGC") != "" {
-		current := debug.SetGCPercent(100)
-		debug.SetGCPercent(current)
-		return current
+func parseGCPercent(l *loader, v string) error {
+	switch n, err := strconv.Atoi(v); {
+	case v == "off":
+		l.c.GCPercent = -1
+	case err != nil:
+		return errors.New("want a percentage such as 100 or 200, or off")
+	default:
+		l.c.GCPercent = max(n, -1)
 	}
-	debug.SetGCPercent(defaultGCPercent)
-	return defaultGCPercent
+	return nil
+}
+
+func showGCPercent(c *Config) string {
+	if c.GCPercent < 0 {
+		return "off"
+	}
+	return strconv.Itoa(c.GCPercent)
 }
 
 // minProcs is the fewest Ps gorender runs with when GOMAXPROCS is unset.
@@ -74,16 +93,38 @@ const minProcs = 2
 
 // startProcs is GOMAXPROCS as the process started: the CPUs Go found
 // (affinity and cgroup limit) or the variable. It is the default number of
-// runtimes per bundle, whatever applyMinProcs sets.
+// runtimes per bundle, whatever GOMAXPROCS gorender then runs with.
 var startProcs = runtime.GOMAXPROCS(0)
 
-// applyMinProcs raises GOMAXPROCS to minProcs unless the variable is set,
-// and returns the value in effect.
-func applyMinProcs(getenv func(string) string) int {
-	if getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < minProcs {
-		runtime.GOMAXPROCS(minProcs)
+// parseProcs plans GOMAXPROCS: the variable as the runtime reads it, else
+// what the runtime found but at least minProcs. The runtime ignores a
+// malformed GOMAXPROCS without a word; gorender refuses it.
+func parseProcs(l *loader, v string) error {
+	if v == "" {
+		l.c.Procs = max(runtime.GOMAXPROCS(0), minProcs)
+		return nil
 	}
-	return runtime.GOMAXPROCS(0)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return errors.New("want a whole number of at least 1")
+	}
+	l.c.Procs = n
+	return nil
+}
+
+// ApplyRuntime sets the Go runtime's collector (GOGC), soft memory limit
+// (GOMEMLIMIT) and Ps (GOMAXPROCS) to what LoadConfig planned. These are
+// process-wide, so the command calls it once, before serving; settings
+// that are already in effect are left untouched (GOMAXPROCS keeps
+// following the CPU limit unless it must be raised).
+func (c *Config) ApplyRuntime() {
+	debug.SetGCPercent(c.GCPercent)
+	if c.MemoryLimit > 0 && c.MemoryLimitSource != "GOMEMLIMIT" {
+		debug.SetMemoryLimit(int64(c.MemoryLimit))
+	}
+	if runtime.GOMAXPROCS(0) != c.Procs {
+		runtime.GOMAXPROCS(c.Procs)
+	}
 }
 
 // parseBytes reads a size: a number of bytes, or one with a unit

@@ -55,6 +55,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 // start builds the server from cfg and opens its listener.
 func start(cfg *server.Config, stderr io.Writer) (*server.Server, net.Listener, error) {
 	logger := newLogger(cfg, stderr)
+	cfg.ApplyRuntime()
 	logStartupNotices(cfg, logger)
 	srv, err := server.New(cfg, version, logger)
 	if err != nil {
@@ -68,11 +69,8 @@ func start(cfg *server.Config, stderr io.Writer) (*server.Server, net.Listener, 
 }
 
 func logStartupNotices(cfg *server.Config, logger *slog.Logger) {
-	for _, w := range cfg.PasswordWarnings {
+	for _, w := range cfg.Warnings {
 		logger.Warn(w)
-	}
-	for _, n := range cfg.DeprecationNotice {
-		logger.Warn(n)
 	}
 	if cfg.Password == "" {
 		logger.Warn("no RENDERER_PASSWORD: every request is accepted (allowed because RAILS_ENV/NODE_ENV say development or test)")

@@ -276,8 +276,14 @@ var settings = []setting{
 	{
 		Name: "RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS", DefaultDoc: "unset",
 		Doc: "minutes between two runtimes' recycling on that schedule",
-		Value: orComputed(duration(func(c *Config) *time.Duration { return &c.RecycleDelay }, time.Minute, orZero),
+		Value: shownAs(orComputed(duration(func(c *Config) *time.Duration { return &c.RecycleDelay }, time.Minute, orZero),
 			func(*loader) {}),
+			func(c *Config) string {
+				if c.RecycleInterval == 0 {
+					return "off"
+				}
+				return FormatDuration(c.RecycleDelay)
+			}),
 	},
 	{
 		Name: "GRACEFUL_WORKER_RESTART_TIMEOUT", DefaultDoc: "the render timeout",
@@ -325,7 +331,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_LOG_HTTP_LEVEL", Default: "error",
-		Doc: "least level of per-request logs (answers log at `info`, 5xx at `error`)",
+		Doc: "least level of per-request logs (answers log at `info`, 5xx at `error` except the probes `/health` and `/ready`)",
 		Value: custom{
 			read: func(l *loader, v string) error {
 				level, silent, err := parseLogLevel(v)
@@ -411,6 +417,16 @@ func (c computed) parse(l *loader, v string) error {
 
 func orComputed(v value, def func(l *loader)) value { return computed{v, def} }
 
+// shown is a value shown its own way.
+type shown struct {
+	value
+	format func(c *Config) string
+}
+
+func (s shown) show(c *Config) string { return s.format(c) }
+
+func shownAs(v value, format func(c *Config) string) value { return shown{v, format} }
+
 func text(get func(*Config) *string) value {
 	return field[string]{get: get,
 		read:   func(v string) (string, error) { return v, nil },
@@ -452,7 +468,12 @@ func duration(get func(*Config) *time.Duration, unit time.Duration, least time.D
 			}
 			return d, nil
 		},
-		format: FormatDuration,
+		format: func(d time.Duration) string {
+			if d == 0 {
+				return "off"
+			}
+			return FormatDuration(d)
+		},
 	}
 }
 
@@ -646,4 +667,23 @@ func FormatBytes(n uint64) string {
 		f, i = f/1024, i+1
 	}
 	return strings.TrimSuffix(strconv.FormatFloat(f, 'f', 1, 64), ".0") + " " + units[i]
+}
+
+// A Variable is a row of the configuration table as documentation: the
+// variable, its default and what it does, in Markdown.
+type Variable struct {
+	Name, Default, Doc string
+}
+
+// Variables lists every configuration variable, as the README does.
+func Variables() []Variable {
+	vars := make([]Variable, len(settings))
+	for i, s := range settings {
+		def := s.DefaultDoc
+		if s.Default != "" {
+			def = "`" + s.Default + "`"
+		}
+		vars[i] = Variable{Name: s.Name, Default: def, Doc: s.Doc}
+	}
+	return vars
 }

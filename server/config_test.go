@@ -234,15 +234,6 @@ func TestSettingsTable(t *testing.T) {
 
 var update = flag.Bool("update", false, "write the configuration table into ../README.md")
 
-// readmeRow is a setting as a row of the README's Configuration table.
-func readmeRow(s setting) string {
-	def := s.DefaultDoc
-	if s.Default != "" {
-		def = "`" + s.Default + "`"
-	}
-	return fmt.Sprintf("| `%s` | %s | %s |", s.Name, def, s.Doc)
-}
-
 // TestREADMEConfigurationTable: the README's Configuration table is the
 // settings table, row for row, so the two cannot drift. With -update it
 // rewrites the README's table from settings.
@@ -267,8 +258,8 @@ func TestREADMEConfigurationTable(t *testing.T) {
 		end++
 	}
 	var want []string
-	for _, s := range settings {
-		want = append(want, readmeRow(s))
+	for _, v := range Variables() {
+		want = append(want, fmt.Sprintf("| `%s` | %s | %s |", v.Name, v.Default, v.Doc))
 	}
 	got := lines[first:end]
 	if *update {

@@ -67,7 +67,7 @@ func (c *countingBody) Read(p []byte) (int, error) {
 // gorender_http_response_bytes_total: bytes the handler read and wrote;
 // HEAD answers count none), logs it (never
 // bodies, props or passwords) when its level reaches minLevel
-// (RENDERER_LOG_HTTP_LEVEL: info for answers, error for 5xx), and turns a
+// (RENDERER_LOG_HTTP_LEVEL: info for answers and probes, error for other 5xx), and turns a
 // panic into a 500 so that none escapes a request.
 func observe(logger *slog.Logger, minLevel slog.Level, m *metrics.Metrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
@@ -113,7 +113,9 @@ func observe(logger *slog.Logger, minLevel slog.Level, m *metrics.Metrics) func(
 					m.BodyBytes(route, read, written)
 				}
 				lvl := slog.LevelInfo
-				if status >= 500 {
+				// A probe's 503 (/ready before the first bundle, while
+				// shutting down) is an answer, not an error.
+				if status >= 500 && route != "/ready" && route != "/health" {
 					lvl = slog.LevelError
 				}
 				if lvl < minLevel {

@@ -180,10 +180,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+	// The configuration in effect is logged once before this, by the command.
 	s.logger.Info("gorender listening", "addr", ln.Addr().String(), "version", s.version,
-		"engine", s.engine.Name(), "rewrite_string_builds", s.cfg.RewriteStringBuilds, "runtimes_per_bundle", s.cfg.WorkersCount, "cache", s.cache.Root(),
-		"protocols", "HTTP/1.1,h2c", "memory_limit_bytes", s.cfg.MemoryLimit,
-		"memory_limit_source", s.cfg.MemoryLimitSource, "gogc", s.cfg.GCPercent, "gomaxprocs", s.cfg.Procs, "max_heap_bytes", s.cfg.MaxHeap)
+		"engine", s.engine.Name(), "protocols", "HTTP/1.1,h2c")
 
 	select {
 	case err := <-serveErr:

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,10 +31,16 @@ var (
 
 // demo serves like serve, with a fresh cache and a random password unless
 // configured, then renders the embedded example once the way Rails does
-// (410, then the same render with the bundle attached) and keeps serving.
+// (410, then the same render with the bundle attached), prints its HTML
+// (--json: the whole answer) and keeps serving.
 func demo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	port, err := parsePort("demo", args, stderr)
-	if err != nil {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	port := portFlag(fs, "listen port (overrides RENDERER_PORT)")
+	asJSON := fs.Bool("json", false, "print the render's JSON answer instead of its HTML")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkPort("demo", *port); err != nil {
 		return err
 	}
 	overrides := map[string]string{}
@@ -53,7 +61,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 		}
 		return getenv(name)
 	}
-	cfg, err := server.LoadConfig(demoEnv, port)
+	cfg, err := server.LoadConfig(demoEnv, *port)
 	if err != nil {
 		return err
 	}
@@ -73,7 +81,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 		RailsEnv:   "development",
 		HTTP:       gemclient.NewHTTPClient(true),
 	}
-	html, err := demoRender(ctx, client, bundleID)
+	answer, err := demoRender(ctx, client, bundleID)
 	if err != nil {
 		return errors.Join(err, <-served)
 	}
@@ -81,7 +89,12 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err := os.WriteFile(requestFile, []byte(demoRequest), 0o644); err != nil {
 		return fmt.Errorf("write demo request: %w", err)
 	}
-	fmt.Fprintf(stdout, "Rendered the embedded HelloWorld component over h2c:\n\n%s\n\n", html)
+	if *asJSON {
+		fmt.Fprintf(stdout, "%s\n\n", answer)
+	} else {
+		fmt.Fprintf(stdout, "Rendered the embedded HelloWorld component over h2c:\n\n%s\n\n"+
+			"(gorender demo --json prints the whole answer: the HTML, the console replay script and errors.)\n\n", readable(answer))
+	}
 	fmt.Fprintf(stdout, "gorender is serving on %s. Try it yourself:\n\n", client.BaseURL)
 	fmt.Fprintf(stdout, "curl --http2-prior-knowledge \\\n"+
 		"  -H 'Content-Type: %s' \\\n"+
@@ -114,6 +127,30 @@ func demoRender(ctx context.Context, client *gemclient.Client, bundleID string) 
 		return "", fmt.Errorf("demo render answered %d: %s", resp.Status, resp.Body)
 	}
 	return resp.Body, nil
+}
+
+// readable is the HTML of a render's answer, the JSON object that
+// react-on-rails' serverRenderReactComponent returns, with its error when
+// it has one; an answer that is not such an object is returned as it is.
+func readable(answer string) string {
+	var result struct {
+		HTML           *string `json:"html"`
+		HasErrors      bool    `json:"hasErrors"`
+		RenderingError *struct {
+			Message string `json:"message"`
+		} `json:"renderingError"`
+	}
+	if err := json.Unmarshal([]byte(answer), &result); err != nil || result.HTML == nil {
+		return answer
+	}
+	out := *result.HTML
+	if result.HasErrors {
+		out += "\n\nThe render reported errors"
+		if result.RenderingError != nil {
+			out += ": " + result.RenderingError.Message
+		}
+	}
+	return out
 }
 
 func randomHex(n int) string {

@@ -35,7 +35,6 @@ type Deps struct {
 	Engine          string
 	Metrics         *metrics.Metrics
 	Logger          *slog.Logger
-	Limits          DecodeOptions // only the limits are used
 	// StreamIdle ends a streamed answer that produces nothing for this long.
 	StreamIdle time.Duration
 }
@@ -52,7 +51,7 @@ func New(deps Deps) *Handlers {
 
 // decodeOptions returns the decoder's options for one request.
 func (h *Handlers) decodeOptions(staging *lazyStaging, checkProtocol bool) DecodeOptions {
-	opts := h.Limits
+	var opts DecodeOptions // the default limits
 	opts.Stage = staging.get
 	gate := EarlyPrecheck(h.Password, h.RendererVersion, checkProtocol)
 	opts.BeforeFirstFile = gate

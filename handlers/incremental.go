@@ -53,7 +53,7 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", r.Header.Get("Content-Type"), MediaTypeNDJSON)}))
 		return
 	}
-	limits := h.Limits.withDefaults()
+	limits := DecodeOptions{}.withDefaults()
 	lines := newLineReader(http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes), limits.MaxFieldBytes)
 	first, herr := h.firstChunk(lines, entry)
 	if herr != nil {

@@ -115,7 +115,7 @@ func (h *Handlers) AssetExists(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) assetExists(w http.ResponseWriter, r *http.Request) reply {
-	fields, herr := DecodeBody(w, r, h.Limits)
+	fields, herr := DecodeBody(w, r, DecodeOptions{})
 	if herr != nil {
 		return h.logged(r, herr)
 	}

@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 these errors are the messages of JavaScript SyntaxErrors, worded as V8 words them.
+
 package jsvm
 
 import (

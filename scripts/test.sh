@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, vet, a static cgo-free build, every
-# package's tests (unit and end-to-end against the real binary on the default
-# engine, goja) with the race detector, then jsvm's QuickJS tests and the
+# The whole test suite: formatting, vet, staticcheck, a static cgo-free build,
+# every package's tests (unit and end-to-end against the real binary on the
+# default engine, goja) with the race detector, then jsvm's QuickJS tests and the
 # end-to-end suite again on QuickJS, both without it, and a short run of
 # each fuzz target on its committed corpus.
 # Then the deploy checks (helm lint, rendered manifests, Dockerfile lint and
@@ -22,6 +22,13 @@ fi
 
 step "go vet"
 go vet ./...
+
+# staticcheck, pinned, built from the Go module proxy into .bin/ on first use
+# (scripts/install-staticcheck.sh). gorender's module only: the tools
+# module's Kubernetes and BuildKit dependencies take it over ten minutes.
+step "staticcheck"
+staticcheck=$(bash scripts/install-staticcheck.sh)
+"$staticcheck" ./...
 
 step "static build (CGO_ENABLED=0)"
 CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/gorender

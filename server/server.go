@@ -136,9 +136,6 @@ func (s *Server) loadGeneration(ctx context.Context) {
 	s.logger.Info("current generation loaded", "generation", s.generation.ID, "bundles", len(s.generation.Bundles), "duration", time.Since(started))
 }
 
-// Handler is the server's HTTP handler (for tests and benchmarks in-process).
-func (s *Server) Handler() http.Handler { return s.handler }
-
 // Listen opens the configured address.
 func (s *Server) Listen() (net.Listener, error) {
 	ln, err := net.Listen("tcp", s.cfg.Addr())

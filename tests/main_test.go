@@ -2,7 +2,7 @@
 // binary once (with the race detector), each test starts it on a free port
 // with a fresh bundle cache, and talks to it over h2c and HTTP/1.1 the way
 // the Rails gem does (package gemclient), or with hand-built requests for
-// malformed and edge cases. The contract is /work/shared/PROTOCOL.md.
+// malformed and edge cases. The contract is docs/PROTOCOL.md.
 //
 // GORENDER_TEST_ENGINE (goja, the default, or quickjs) is the JavaScript
 // engine every server runs (RENDERER_JS_ENGINE) unless a test names one:

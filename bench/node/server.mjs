@@ -2,7 +2,7 @@
 //
 // A small Fastify + node:vm render server with the hot path of a React on
 // Rails Node renderer, written here from the public protocol description
-// (/work/shared/PROTOCOL.md) and the fixture recorder (tests/testdata/js/
+// (docs/PROTOCOL.md) and the fixture recorder (tests/testdata/js/
 // record.mjs): it is not, and copies nothing of, any commercial renderer.
 //
 //   - node:cluster with RENDERER_WORKERS_COUNT worker processes sharing the

@@ -22,10 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/buildkit/frontend/dockerfile/dockerignore"
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
 	"github.com/moby/patternmatcher"
+	"github.com/moby/patternmatcher/ignorefile"
 
 	"github.com/gorender/gorender/tools/internal/repo"
 )
@@ -116,7 +116,7 @@ func copyContext(t *testing.T, src, dst string) (files int) {
 	if err != nil {
 		t.Fatalf(".dockerignore: %v", err)
 	}
-	patterns, err := dockerignore.ReadAll(bytes.NewReader(data))
+	patterns, err := ignorefile.ReadAll(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,6 +86,15 @@ type DecodeOptions struct {
 	// its headers (renderingRequest named but not yet read), before the body
 	// is read: an error is returned without buffering the body. Nil = no gate.
 	BeforeBody func(*Fields) *HTTPError
+	// BeforeDecode, when set, runs for a JSON or form body on its head (the
+	// field names and the precheck fields, see jsonHead) once the body is
+	// read, before it is decoded: an error is returned without decoding it.
+	// Nil = no gate.
+	BeforeDecode func(*Fields) *HTTPError
+	// PasswordPart, when set, is called with the fields so far after each
+	// multipart text part named "password", so that a password that passes
+	// authenticates the request before the rest of its body is read.
+	PasswordPart func(*Fields)
 }
 
 // withDefaults fills the zero limits.
@@ -127,15 +136,33 @@ func DecodeBody(w http.ResponseWriter, r *http.Request, opts DecodeOptions) (*Fi
 	case MediaTypeRawJS:
 		return decodeRawJS(r, body, opts)
 	case MediaTypeJSON:
-		data, herr := readBody(body, r.ContentLength, opts.MaxBodyBytes, "request body")
+		data, herr := readBody(body, r.ContentLength, false, "request body")
 		if herr != nil {
 			return nil, herr
 		}
+		if opts.BeforeDecode != nil {
+			head, herr := jsonHead(data)
+			if herr != nil {
+				return nil, herr
+			}
+			if herr := opts.BeforeDecode(head); herr != nil {
+				return nil, herr
+			}
+		}
 		return DecodeJSONObject(data)
 	case MediaTypeForm:
-		data, herr := readBody(body, r.ContentLength, opts.MaxBodyBytes, "request body")
+		data, herr := readBody(body, r.ContentLength, false, "request body")
 		if herr != nil {
 			return nil, herr
+		}
+		if opts.BeforeDecode != nil {
+			head, herr := formHead(data)
+			if herr != nil {
+				return nil, herr
+			}
+			if herr := opts.BeforeDecode(head); herr != nil {
+				return nil, herr
+			}
 		}
 		return decodeForm(data)
 	default:
@@ -178,30 +205,117 @@ func bodyTooLarge(limit int64, cause error) *HTTPError {
 	}
 }
 
-// readError maps an error reading the body: 413 over the limit, else 400.
+// readError maps an error reading the body: 413 over the limit, the
+// Budget's refusal, else 400.
 func readError(what string, err error) *HTTPError {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return bodyTooLarge(tooLarge.Limit, err)
+	}
+	var refused *budgetRefusal
+	if errors.As(err, &refused) {
+		return refused.answer()
 	}
 	herr := badRequest("Invalid %s: %s.", what, err)
 	herr.Cause = fmt.Errorf("read %s: %w", what, err)
 	return herr
 }
 
-// readBody reads a whole (size-limited) body, preallocating from a trusted
-// Content-Length. bytes.Buffer reads straight into its own storage (io.Copy
-// into a strings.Builder allocated and cleared a 32 KB buffer per request);
-// the MinRead slack lets it see EOF without growing again.
-func readBody(body io.Reader, contentLength, limit int64, what string) ([]byte, *HTTPError) {
-	var buf bytes.Buffer
-	if contentLength > 0 && contentLength <= limit {
-		buf.Grow(int(contentLength) + bytes.MinRead)
+// readBody reads a whole (size-limited) body. authenticated says that the
+// request's password already passed: then, and only then, its
+// Content-Length sizes the buffer (bytes.Buffer reads straight into its own
+// storage; the MinRead slack lets it see EOF without growing again).
+// Otherwise memory follows the bytes received (readAll).
+func readBody(body io.Reader, contentLength int64, authenticated bool, what string) ([]byte, *HTTPError) {
+	if !authenticated || contentLength <= 0 {
+		data, err := readAll(body)
+		if err != nil {
+			return nil, readError(what, err)
+		}
+		return data, nil
 	}
+	var buf bytes.Buffer
+	buf.Grow(int(contentLength) + bytes.MinRead) // DecodeBody refused a Content-Length over the limit
 	if _, err := buf.ReadFrom(body); err != nil {
 		return nil, readError(what, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// Chunk sizes of readAll and chunks: the first, and the largest.
+const (
+	firstChunkSize = 4 << 10
+	maxChunkSize   = 64 << 10
+)
+
+// readAll reads r to its end. Its memory follows the bytes received: they
+// arrive in chunks (4 KiB, doubling up to 64 KiB) copied once into a buffer
+// of their exact size, so n bytes cost at most 2n + 64 KiB while they are
+// read and n after, whatever size the client declared.
+func readAll(r io.Reader) ([]byte, error) {
+	var c chunks
+	for {
+		n, err := r.Read(c.spare())
+		c.filled(n)
+		if errors.Is(err, io.EOF) {
+			return c.bytes(), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// chunks is bytes received so far, in chunks of growing size.
+type chunks struct {
+	list [][]byte
+	n    int
+}
+
+// spare returns the free end of the last chunk, adding a chunk when it is
+// full.
+func (c *chunks) spare() []byte {
+	if k := len(c.list); k > 0 && len(c.list[k-1]) < cap(c.list[k-1]) {
+		last := c.list[k-1]
+		return last[len(last):cap(last)]
+	}
+	size := firstChunkSize
+	if k := len(c.list); k > 0 {
+		size = min(2*cap(c.list[k-1]), maxChunkSize)
+	}
+	c.list = append(c.list, make([]byte, 0, size))
+	return c.list[len(c.list)-1][:size]
+}
+
+// filled records that n bytes were written into spare().
+func (c *chunks) filled(n int) {
+	last := &c.list[len(c.list)-1]
+	*last = (*last)[:len(*last)+n]
+	c.n += n
+}
+
+// write appends p.
+func (c *chunks) write(p []byte) {
+	for len(p) > 0 {
+		n := copy(c.spare(), p)
+		c.filled(n)
+		p = p[n:]
+	}
+}
+
+// bytes returns everything written, as one slice.
+func (c *chunks) bytes() []byte {
+	switch len(c.list) {
+	case 0:
+		return nil
+	case 1:
+		return c.list[0]
+	}
+	out := make([]byte, 0, c.n)
+	for _, chunk := range c.list {
+		out = append(out, chunk...)
+	}
+	return out
 }
 
 // decodeRawJS decodes a raw JS render request: metadata from the headers,
@@ -243,7 +357,9 @@ func decodeRawJS(r *http.Request, body io.Reader, opts DecodeOptions) (*Fields, 
 			return nil, herr
 		}
 	}
-	data, herr := readBody(body, r.ContentLength, opts.MaxBodyBytes, "raw render request body")
+	// With a gate the password has passed by now; without one (tests) the
+	// body is read as an unauthenticated one.
+	data, herr := readBody(body, r.ContentLength, opts.BeforeBody != nil, "raw render request body")
 	if herr != nil {
 		return nil, herr
 	}
@@ -576,6 +692,9 @@ func decodeMultipart(contentType string, body io.Reader, opts DecodeOptions) (*F
 				return nil, multipartError(src, herr)
 			}
 			f.addString(name, value)
+			if name == "password" && opts.PasswordPart != nil {
+				opts.PasswordPart(f)
+			}
 			continue
 		}
 		if !gated {
@@ -615,20 +734,21 @@ func multipartError(src *trackingReader, err error) *HTTPError {
 	return readError("multipart body", err)
 }
 
-// readTextPart reads a text part, up to limit bytes.
+// readTextPart reads a text part, up to limit bytes, with memory that
+// follows the bytes received (readAll).
 func readTextPart(part io.Reader, name string, limit int64) (string, *HTTPError) {
-	var buf bytes.Buffer // reads in place, unlike io.Copy into a strings.Builder
-	n, err := buf.ReadFrom(io.LimitReader(part, limit+1))
+	data, err := readAll(io.LimitReader(part, limit+1))
 	if err != nil {
 		return "", readError("multipart body", err)
 	}
-	if n > limit {
+	if int64(len(data)) > limit {
 		return "", &HTTPError{
 			Status: http.StatusRequestEntityTooLarge,
 			Body:   fmt.Sprintf("Multipart field %q is larger than the limit of %d bytes.", safeName(name), limit),
 		}
 	}
-	return buf.String(), nil
+	// data is never modified after this point, so it may back the string.
+	return unsafe.String(unsafe.SliceData(data), len(data)), nil
 }
 
 // stageFile streams one file part to the stager. A failure to read the body

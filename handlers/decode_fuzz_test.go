@@ -109,10 +109,56 @@ func jsonDepth(s string) int {
 	return deepest
 }
 
+// checkHead asserts that a body's head (jsonHead, formHead), on which the
+// prechecks run before it is decoded, agrees with its decoding: when the
+// body decodes, its head does too, with the same names in the same order
+// (a prefix of them when the head cut them) and the same text of the
+// precheck fields (unless a JSON array or object); a head refused means a
+// body refused.
+func checkHead(t *testing.T, body string, fields *Fields, herr *HTTPError, readHead func([]byte) (*Fields, *HTTPError)) {
+	t.Helper()
+	if herr != nil && herr.Status == 413 {
+		return // fuzzLimits
+	}
+	head, headErr := readHead([]byte(body))
+	if headErr != nil {
+		checkRefusal(t, headErr)
+		if fields != nil {
+			t.Fatalf("head refused %q (%v), the body decodes", body, headErr)
+		}
+		return
+	}
+	if fields == nil {
+		return
+	}
+	if !head.metadataComplete {
+		t.Fatalf("a head's metadata is complete")
+	}
+	names, headNames := fields.Names(), head.Names()
+	if len(headNames) > len(names) || !reflect.DeepEqual(names[:len(headNames)], headNames) ||
+		(len(headNames) < len(names) && !head.namesCut) {
+		t.Fatalf("head names %q (cut %v), decoded names %q", headNames, head.namesCut, names)
+	}
+	for _, name := range precheckFields {
+		want, wantOK := fields.Text(name)
+		got, gotOK := head.Text(name)
+		if v, _ := fields.Lookup(name); v != nil {
+			switch v.(type) {
+			case []any, map[string]any:
+				continue
+			}
+		}
+		if got != want || gotOK != wantOK {
+			t.Fatalf("head %s = %q (%v), decoded %q (%v)", name, got, gotOK, want, wantOK)
+		}
+	}
+}
+
 func FuzzDecodeJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body, rr string) {
 		fields, herr := decodeString(t, MediaTypeJSON, body, fuzzLimits)
 		checkOutcome(t, fields, herr)
+		checkHead(t, body, fields, herr, jsonHead)
 
 		// encoding/json is the oracle for valid UTF-8 bodies.
 		if utf8.ValidString(body) && len(body) < 1<<20 {
@@ -162,6 +208,7 @@ func FuzzDecodeForm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body, rr string) {
 		fields, herr := decodeString(t, MediaTypeForm, body, fuzzLimits)
 		checkOutcome(t, fields, herr)
+		checkHead(t, body, fields, herr, formHead)
 
 		// url.ParseQuery is the oracle where it has no objection.
 		if want, err := url.ParseQuery(body); err == nil && fields != nil {

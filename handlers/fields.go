@@ -32,9 +32,13 @@ type Fields struct {
 	entries []field
 	index   map[string]int
 	// metadataComplete is set when every metadata field is already known
-	// even though the body is not read yet (a raw JS request's headers):
-	// a missing protocolVersion is then final for EarlyPrecheck.
+	// even though the body is not read yet (a raw JS request's headers, the
+	// head of a JSON or form body): a missing protocolVersion is then final
+	// for EarlyPrecheck.
 	metadataComplete bool
+	// namesCut is set when a head stopped recording names (noteName).
+	namesCut   bool
+	namesBytes int
 }
 
 // StagedFile is a multipart file part that was streamed to the Stager.
@@ -94,6 +98,22 @@ func (f *Fields) addString(name, value string) {
 func (f *Fields) set(name string, value any) {
 	e := f.slot(name)
 	e.value, e.hasValue = value, true
+}
+
+// noteName records a received name without its value, as a head does,
+// until the names recorded fill what an error answer echoes
+// (maxEchoedBytes): the rest are only counted as cut, so that a body of
+// many names costs no more than its echo.
+func (f *Fields) noteName(name string) {
+	if _, seen := f.entry(name); seen || f.namesCut {
+		return
+	}
+	if f.namesBytes+len(name) > maxEchoedBytes {
+		f.namesCut = true
+		return
+	}
+	f.namesBytes += len(name) + len(", ")
+	f.slot(name)
 }
 
 // setError records a field that was received but whose value is unusable:
@@ -163,6 +183,8 @@ func (f *Fields) Text(name string) (text string, present bool) {
 		}
 		return "false", true
 	case json.Number:
+		return string(v), true
+	case rawJSON:
 		return string(v), true
 	default:
 		text, err := sonic.MarshalString(v)
@@ -320,10 +342,35 @@ func (f *Fields) deferredError(name string) *HTTPError {
 	return nil
 }
 
-// joinNames formats names for an error body: comma-separated, or "(none)".
-func joinNames(names []string) string {
-	if len(names) == 0 {
+// EchoNames is what error answers list of the received field names:
+// comma-separated without the sensitive ones, "(none)" when there are none,
+// at most maxEchoedBytes of them, then ", ...".
+func (f *Fields) EchoNames() string {
+	return joinNames(f.SafeNames(), f != nil && f.namesCut)
+}
+
+// joinNames formats names for an error body: comma-separated, or "(none)";
+// past maxEchoedBytes, or when cut, it ends with "...".
+func joinNames(names []string, cut bool) string {
+	if len(names) == 0 && !cut {
 		return "(none)"
 	}
-	return strings.Join(names, ", ")
+	var b strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if b.Len()+len(name) > maxEchoedBytes {
+			b.WriteString(truncateEcho(name, max(0, maxEchoedBytes-b.Len())))
+			return b.String()
+		}
+		b.WriteString(name)
+	}
+	if cut {
+		if len(names) > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("...")
+	}
+	return b.String()
 }

@@ -35,6 +35,8 @@ type Deps struct {
 	Engine          string
 	Metrics         *metrics.Metrics
 	Logger          *slog.Logger
+	// Budget bounds the body bytes of requests not yet authenticated.
+	Budget *Budget
 	// StreamIdle ends a streamed answer that produces nothing for this long.
 	StreamIdle time.Duration
 }
@@ -46,17 +48,44 @@ type Handlers struct {
 
 // New returns the endpoints over deps.
 func New(deps Deps) *Handlers {
+	if deps.Budget == nil {
+		deps.Budget = NewBudget(0)
+	}
 	return &Handlers{Deps: deps}
 }
 
-// decodeOptions returns the decoder's options for one request.
-func (h *Handlers) decodeOptions(staging *lazyStaging, checkProtocol bool) DecodeOptions {
+// decodeOptions returns the decoder's options for one request whose body
+// is guarded by body; file parts go to staging (nil: file parts are a 400).
+func (h *Handlers) decodeOptions(body *guardedBody, staging *lazyStaging, checkProtocol bool) DecodeOptions {
 	var opts DecodeOptions // the default limits
-	opts.Stage = staging.get
-	gate := EarlyPrecheck(h.Password, h.RendererVersion, checkProtocol)
-	opts.BeforeFirstFile = gate
-	opts.BeforeBody = gate
+	if staging != nil {
+		opts.Stage = staging.get
+	}
+	early := EarlyPrecheck(h.Password, h.RendererVersion, checkProtocol)
+	gate := func(f *Fields) *HTTPError {
+		if herr := early(f); herr != nil {
+			return herr
+		}
+		body.authenticated()
+		return nil
+	}
+	opts.BeforeFirstFile, opts.BeforeBody, opts.BeforeDecode = gate, gate, gate
+	opts.PasswordPart = func(f *Fields) {
+		if checkPassword(f, h.Password) == nil {
+			body.authenticated()
+		}
+	}
 	return opts
+}
+
+// precheck is Precheck on a decoded request, marking it authenticated when
+// it passes.
+func (h *Handlers) precheck(body *guardedBody, f *Fields, checkProtocol bool) *HTTPError {
+	if herr := Precheck(f, h.Password, h.RendererVersion, checkProtocol); herr != nil {
+		return herr
+	}
+	body.authenticated()
+	return nil
 }
 
 // lazyStaging makes the request's staging directory at its first file part.

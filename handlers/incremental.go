@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,9 +52,11 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", r.Header.Get("Content-Type"), MediaTypeNDJSON)}))
 		return
 	}
+	body := guardBody(r, h.Budget)
+	defer body.release()
 	limits := DecodeOptions{}.withDefaults()
 	lines := newLineReader(http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes), limits.MaxFieldBytes)
-	first, herr := h.firstChunk(lines, entry)
+	first, herr := h.firstChunk(lines, body, entry)
 	if herr != nil {
 		h.observeRender("rejected", started)
 		answerEarly(w, r, errorReply(herr))
@@ -155,8 +156,9 @@ func answerEarly(w http.ResponseWriter, r *http.Request, rp reply) {
 	rp.write(w, r)
 }
 
-// firstChunk reads and checks line 1: JSON, prechecks, shape, ids.
-func (h *Handlers) firstChunk(lines *lineReader, entry string) (*firstChunk, *HTTPError) {
+// firstChunk reads and checks line 1: JSON, prechecks (on its head, before
+// it is decoded), shape, ids.
+func (h *Handlers) firstChunk(lines *lineReader, body *guardedBody, entry string) (*firstChunk, *HTTPError) {
 	line, err := lines.next()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -164,12 +166,17 @@ func (h *Handlers) firstChunk(lines *lineReader, entry string) (*firstChunk, *HT
 		}
 		return nil, lineError(err, lines.max)
 	}
+	notObject := badRequest("Invalid JSON chunk: line 1 of the incremental render request is not a JSON object.")
+	head, herr := jsonHead(line)
+	if herr != nil {
+		return nil, notObject
+	}
+	if herr := h.precheck(body, head, true); herr != nil {
+		return nil, herr
+	}
 	fields, herr := DecodeJSONObject(line)
 	if herr != nil {
-		return nil, badRequest("Invalid JSON chunk: line 1 of the incremental render request is not a JSON object.")
-	}
-	if herr := Precheck(fields, h.Password, h.RendererVersion, true); herr != nil {
-		return nil, herr
+		return nil, notObject
 	}
 	h.noteGemVersion(fields)
 	req, herr := ParseRenderRequest(fields)
@@ -265,33 +272,43 @@ type lineReader struct {
 }
 
 func newLineReader(r io.Reader, max int64) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &lineReader{r: bufio.NewReaderSize(r, 16<<10), max: max}
 }
 
 var errLineTooLong = errors.New("NDJSON line over the limit")
 
-// next returns the next non-empty line without its line ending.
+// next returns the next non-empty line without its line ending. A line
+// longer than the reader's buffer is gathered in chunks (readAll), so that
+// its memory follows the bytes received.
 func (l *lineReader) next() ([]byte, error) {
 	for {
 		var line []byte
+		var long chunks
 		for {
 			part, err := l.r.ReadSlice('\n')
-			line = append(line, part...)
-			if int64(len(line)) > l.max+2 {
-				return nil, errLineTooLong
+			if errors.Is(err, bufio.ErrBufferFull) || long.n > 0 {
+				long.write(part)
+			} else {
+				line = bytes.Clone(part)
 			}
-			if err == nil {
-				break
+			if int64(len(line)+long.n) > l.max+2 {
+				return nil, errLineTooLong
 			}
 			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
+			}
+			if long.n > 0 {
+				line = long.bytes()
+			}
+			if err == nil {
+				break
 			}
 			if errors.Is(err, io.EOF) && len(bytes.TrimSpace(line)) > 0 {
 				return bytes.TrimRight(line, "\r\n"), nil
 			}
 			return nil, err
 		}
-		if line = bytes.TrimRight(line, "\r\n"); len(strings.TrimSpace(string(line))) > 0 {
+		if line = bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(line)) > 0 {
 			if int64(len(line)) > l.max {
 				return nil, errLineTooLong
 			}
@@ -304,7 +321,10 @@ func (l *lineReader) next() ([]byte, error) {
 // answer started.
 func lineError(err error, max int64) *HTTPError {
 	var tooLarge *http.MaxBytesError
+	var refused *budgetRefusal
 	switch {
+	case errors.As(err, &refused):
+		return refused.answer()
 	case errors.Is(err, errLineTooLong):
 		return &HTTPError{Status: http.StatusRequestEntityTooLarge, Body: fmt.Sprintf("An incremental render line is larger than the limit of %d bytes.", max)}
 	case errors.As(err, &tooLarge):

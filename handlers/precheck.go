@@ -7,9 +7,15 @@ import (
 	"github.com/gorender/gorender/auth"
 )
 
-// maxEchoedProtocolBytes bounds how much of a received protocolVersion the
-// 412 body echoes.
-const maxEchoedProtocolBytes = 100
+const (
+	// maxEchoedProtocolBytes bounds how much of a received protocolVersion
+	// the 412 body echoes.
+	maxEchoedProtocolBytes = 100
+	// maxEchoedBytes bounds what any error answer echoes of what the client
+	// sent (field names, ids, file names), as the 1,000-character rule of
+	// the rendering request does.
+	maxEchoedBytes = 1000
+)
 
 // Precheck runs PROTOCOL.md §4 in order: protocol version (412) unless
 // checkProtocol is false, then password (401). A missing password is the
@@ -67,17 +73,17 @@ func checkProtocolVersion(f *Fields, rendererVersion string, allowMissing bool) 
 	}
 	return &HTTPError{
 		Status: http.StatusPreconditionFailed,
-		Body:   ProtocolMismatchBody(received, missing, f.SafeNames(), rendererVersion),
+		Body:   ProtocolMismatchBody(received, missing, f.EchoNames(), rendererVersion),
 	}
 }
 
 // ProtocolMismatchBody is the exact body of the 412 of PROTOCOL.md §4.1:
 // received is the request's protocolVersion (truncated when long), or,
-// when missing, safeNames are listed instead.
-func ProtocolMismatchBody(received string, missing bool, safeNames []string, rendererVersion string) string {
+// when missing, names (Fields.EchoNames) are listed instead.
+func ProtocolMismatchBody(received string, missing bool, names string, rendererVersion string) string {
 	request := "request protocol " + truncateEcho(received, maxEchoedProtocolBytes)
 	if missing {
-		request = "MISSING (received fields: " + joinNames(safeNames) + ")"
+		request = "MISSING (received fields: " + names + ")"
 	}
 	return "Unsupported renderer protocol version " + request +
 		" does not match installed renderer protocol " + auth.ProtocolVersion +

@@ -94,7 +94,7 @@ func TestPrecheck(t *testing.T) {
 
 func TestProtocolMismatchBodyTruncates(t *testing.T) {
 	long := strings.Repeat("é", 80) // 160 bytes
-	body := ProtocolMismatchBody(long, false, nil, "1.0.0")
+	body := ProtocolMismatchBody(long, false, "", "1.0.0")
 	want := "Unsupported renderer protocol version request protocol " + strings.Repeat("é", 50) +
 		"... does not match installed renderer protocol 2.0.0 for version 1.0.0." + updateLine
 	if body != want {

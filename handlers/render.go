@@ -16,9 +16,11 @@ import (
 // Render serves POST /bundles/{bundleId}/render/{digest} (PROTOCOL.md §5):
 // a buffered answer with Content-Length, or a stream flushed as produced.
 func (h *Handlers) Render(w http.ResponseWriter, r *http.Request) {
+	body := guardBody(r, h.Budget)
+	defer body.release()
 	staging := &lazyStaging{cache: h.Cache}
 	defer staging.remove(h.Logger)
-	rp, ok := h.render(w, r, staging)
+	rp, ok := h.render(w, r, body, staging)
 	staging.remove(h.Logger)
 	if ok {
 		rp.write(w, r)
@@ -27,15 +29,15 @@ func (h *Handlers) Render(w http.ResponseWriter, r *http.Request) {
 
 // render decides a buffered answer; ok is false when there is none to write
 // (the answer was streamed, or the client went away).
-func (h *Handlers) render(w http.ResponseWriter, r *http.Request, staging *lazyStaging) (rp reply, ok bool) {
+func (h *Handlers) render(w http.ResponseWriter, r *http.Request, body *guardedBody, staging *lazyStaging) (rp reply, ok bool) {
 	started := time.Now()
 	entry := chi.URLParam(r, "bundleId")
-	fields, herr := DecodeBody(w, r, h.decodeOptions(staging, true))
+	fields, herr := DecodeBody(w, r, h.decodeOptions(body, staging, true))
 	if herr != nil {
 		h.observeRender("rejected", started)
 		return h.logged(r, herr), true
 	}
-	if herr := Precheck(fields, h.Password, h.RendererVersion, true); herr != nil {
+	if herr := h.precheck(body, fields, true); herr != nil {
 		h.observeRender("rejected", started)
 		return errorReply(herr), true
 	}

@@ -68,7 +68,7 @@ func invalidRenderingRequest(f *Fields) *HTTPError {
 		typ = "string (empty)"
 	}
 	return badRequest("Invalid \"renderingRequest\" field in render request.\nReceived type: %s\nReceived fields: %s",
-		typ, joinNames(f.SafeNames()))
+		typ, f.EchoNames())
 }
 
 // ParseTargetBundles reads targetBundles (PROTOCOL.md §6.4) with the array

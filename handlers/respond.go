@@ -38,7 +38,13 @@ func textReply(status int, body string) reply {
 	return r
 }
 
-func errorReply(e *HTTPError) reply { return textReply(e.Status, e.Body) }
+func errorReply(e *HTTPError) reply {
+	rp := textReply(e.Status, e.Body)
+	if e.Status == http.StatusServiceUnavailable {
+		rp.header["Retry-After"] = "1"
+	}
+	return rp
+}
 
 // renderReply is a successful render: the bundle's bytes, verbatim.
 func renderReply(body string) reply {
@@ -60,7 +66,11 @@ func jsonReply(status int, v any) reply {
 // first drains what is left of the request body.
 func (rp reply) write(w http.ResponseWriter, r *http.Request) {
 	if rp.status >= 400 && r.Body != nil {
-		_, _ = io.CopyN(io.Discard, r.Body, maxDrainBytes)
+		if g, ok := r.Body.(*guardedBody); ok {
+			g.discard(maxDrainBytes)
+		} else {
+			_, _ = io.CopyN(io.Discard, r.Body, maxDrainBytes)
+		}
 	}
 	h := w.Header()
 	for k, v := range rp.header {

@@ -67,18 +67,20 @@ func (h *Handlers) store(ctx context.Context, up bundles.Upload) *HTTPError {
 
 // UploadAssets serves POST /upload-assets: store bundles and companion files.
 func (h *Handlers) UploadAssets(w http.ResponseWriter, r *http.Request) {
+	body := guardBody(r, h.Budget)
+	defer body.release()
 	staging := &lazyStaging{cache: h.Cache}
-	rp := h.uploadAssets(w, r, staging)
+	rp := h.uploadAssets(w, r, body, staging)
 	staging.remove(h.Logger)
 	rp.write(w, r)
 }
 
-func (h *Handlers) uploadAssets(w http.ResponseWriter, r *http.Request, staging *lazyStaging) reply {
-	fields, herr := DecodeBody(w, r, h.decodeOptions(staging, true))
+func (h *Handlers) uploadAssets(w http.ResponseWriter, r *http.Request, body *guardedBody, staging *lazyStaging) reply {
+	fields, herr := DecodeBody(w, r, h.decodeOptions(body, staging, true))
 	if herr != nil {
 		return h.logged(r, herr)
 	}
-	if herr := Precheck(fields, h.Password, h.RendererVersion, true); herr != nil {
+	if herr := h.precheck(body, fields, true); herr != nil {
 		return errorReply(herr)
 	}
 	h.noteGemVersion(fields)
@@ -111,15 +113,17 @@ type assetExistsResult struct {
 
 // AssetExists serves POST /asset-exists?filename=NAME.
 func (h *Handlers) AssetExists(w http.ResponseWriter, r *http.Request) {
-	h.assetExists(w, r).write(w, r)
+	body := guardBody(r, h.Budget)
+	defer body.release()
+	h.assetExists(w, r, body).write(w, r)
 }
 
-func (h *Handlers) assetExists(w http.ResponseWriter, r *http.Request) reply {
-	fields, herr := DecodeBody(w, r, DecodeOptions{})
+func (h *Handlers) assetExists(w http.ResponseWriter, r *http.Request, body *guardedBody) reply {
+	fields, herr := DecodeBody(w, r, h.decodeOptions(body, nil, false))
 	if herr != nil {
 		return h.logged(r, herr)
 	}
-	if herr := Precheck(fields, h.Password, h.RendererVersion, false); herr != nil {
+	if herr := h.precheck(body, fields, false); herr != nil {
 		return errorReply(herr)
 	}
 	name := r.URL.Query().Get("filename")

@@ -101,6 +101,22 @@ func New(version, engine string) *Metrics {
 	return m
 }
 
+// UnauthenticatedBody registers gorender_unauthenticated_body_bytes (what
+// requests not yet authenticated are charged now, asked at each scrape) and
+// gorender_unauthenticated_body_budget_bytes (its bound).
+func (m *Metrics) UnauthenticatedBody(inUse func() int64, budget int64) {
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gorender_unauthenticated_body_bytes",
+			Help: "Bytes charged to requests whose password is not checked yet (RENDERER_UNAUTHENTICATED_BODY_BUDGET).",
+		}, func() float64 { return float64(inUse()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gorender_unauthenticated_body_budget_bytes",
+			Help: "The bound on gorender_unauthenticated_body_bytes (RENDERER_UNAUTHENTICATED_BODY_BUDGET).",
+		}, func() float64 { return float64(budget) }),
+	)
+}
+
 // EngineMemory registers gorender_engine_memory_bytes: per loaded bundle,
 // the memory its runtimes' engine holds outside the Go heap, which Go's
 // metrics and GOMEMLIMIT do not see (quickjs). usage is asked at each

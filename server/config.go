@@ -55,6 +55,9 @@ type Config struct {
 	// QuickJSMemoryLimit bounds each quickjs runtime's own memory, outside
 	// the Go heap (bytes; negative: no limit).
 	QuickJSMemoryLimit int64
+	// UnauthenticatedBudget bounds the body bytes, process-wide, of requests
+	// whose password is not checked yet (handlers.Budget).
+	UnauthenticatedBudget int64
 	// MemoryLimit is the Go runtime's soft memory limit and where it came
 	// from (GOMEMLIMIT or the cgroup); ApplyRuntime sets it.
 	MemoryLimit       uint64
@@ -244,6 +247,13 @@ var settings = []setting{
 		Name: "RENDERER_MAX_CONNECTION_AGE", Default: "0",
 		Doc:   "a client connection older than this (±10% jitter) is retired gracefully at its next answer: `Connection: close` over HTTP/1.1, a graceful GOAWAY over h2c (streams in flight finish), so long-lived connections rebalance across replicas; `0` is never",
 		Value: duration(func(c *Config) *time.Duration { return &c.MaxConnectionAge }, time.Second, orZero),
+	},
+	{
+		Name: "RENDERER_UNAUTHENTICATED_BODY_BUDGET", Default: "128MiB",
+		Doc: "bytes, process-wide, that requests may hold before their password is checked: a JSON, form, multipart or NDJSON body carries its password inside, so it is read first. " +
+			"Each such request is charged 64 KiB and its header bytes at its first read, then every body byte, until its password passes or it is answered; requests without the password hold at most twice the budget. " +
+			"Over it `503` with `Retry-After`; a body that alone needs more is `413`. Raw render requests (password in `Authorization`) and multipart bodies with the password part first are not charged past it",
+		Value: bytesAtLeast(func(c *Config) *int64 { return &c.UnauthenticatedBudget }, 1<<20),
 	},
 	{
 		Name: "RENDERER_STUB_TIMERS", Default: "true",
@@ -493,6 +503,20 @@ func size(get func(*Config) *uint64) value {
 			}
 			return FormatBytes(n)
 		},
+	}
+}
+
+// bytesAtLeast reads a size of at least least bytes (and at most 1 TiB).
+func bytesAtLeast(get func(*Config) *int64, least int64) value {
+	return field[int64]{get: get,
+		read: func(v string) (int64, error) {
+			n, err := parseBytes(v)
+			if err != nil || n < uint64(least) || n > 1<<40 {
+				return 0, fmt.Errorf("want a size of at least %s, such as 64MiB or 1GiB", FormatBytes(uint64(least)))
+			}
+			return int64(n), nil
+		},
+		format: func(n int64) string { return FormatBytes(uint64(n)) },
 	}
 }
 

@@ -88,6 +88,10 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	if m != nil {
 		m.EngineMemory(s.pools.EngineMemory)
 	}
+	budget := handlers.NewBudget(cfg.UnauthenticatedBudget)
+	if m != nil {
+		m.UnauthenticatedBody(budget.InUse, budget.Limit())
+	}
 	h := handlers.New(handlers.Deps{
 		Cache:           cache,
 		Renderer:        s.pools,
@@ -98,6 +102,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Metrics:         m,
 		Logger:          logger,
 		StreamIdle:      cfg.StreamIdleTimeout,
+		Budget:          budget,
 	})
 	mw := []func(http.Handler) http.Handler{observe(logger, cfg.LogHTTPLevel, m)}
 	if cfg.MaxConnectionAge > 0 {

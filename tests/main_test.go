@@ -57,6 +57,8 @@ var (
 	binPath string
 	// rendererVersion is what `gorender version` prints after "gorender ".
 	rendererVersion string
+	// buildDir is where TestMain builds binaries.
+	buildDir string
 )
 
 func TestMain(m *testing.M) {
@@ -70,6 +72,7 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	buildDir = dir
 	binPath = filepath.Join(dir, "gorender")
 	args := []string{"build", "-o", binPath, "./cmd/gorender"}
 	if raceBuild {
@@ -210,6 +213,54 @@ func freePort(t *testing.T) int {
 // is used as the cache (to restart on the cache of an earlier process).
 func startServer(t *testing.T, env map[string]string) *server {
 	t.Helper()
+	return startServerCmd(t, nil, env)
+}
+
+// startLimitedServer is startServer under resource limits: the binary runs
+// as `prlimit <limits...> -- gorender serve`, so that a regression whose
+// failure mode is a crash or an exhausted resource fails the test, not the
+// machine. It runs a binary built without the race detector, whose shadow
+// memory would not fit an address-space limit (--as).
+func startLimitedServer(t *testing.T, limits []string, env map[string]string) *server {
+	t.Helper()
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Fatalf("prlimit (util-linux) is needed to run gorender under limits: %v", err)
+	}
+	launch := append([]string{"prlimit"}, limits...)
+	return startServerCmd(t, append(launch, "--", plainBinary(t)), env)
+}
+
+var (
+	plainOnce sync.Once
+	plainPath string
+	plainErr  error
+)
+
+// plainBinary returns gorender built without the race detector (the
+// binary under test when it already is).
+func plainBinary(t *testing.T) string {
+	t.Helper()
+	if !raceBuild {
+		return binPath
+	}
+	plainOnce.Do(func() {
+		plainPath = filepath.Join(buildDir, "gorender-plain")
+		build := exec.Command("go", "build", "-o", plainPath, "./cmd/gorender")
+		build.Dir = ".."
+		if out, err := build.CombinedOutput(); err != nil {
+			plainErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if plainErr != nil {
+		t.Fatal(plainErr)
+	}
+	return plainPath
+}
+
+// startServerCmd is startServer with launch, when set, as the command that
+// runs the binary (its last element): launch... serve -p PORT.
+func startServerCmd(t *testing.T, launch []string, env map[string]string) *server {
+	t.Helper()
 	cache := filepath.Join(t.TempDir(), "cache")
 	if c := env["RENDERER_SERVER_BUNDLE_CACHE_PATH"]; c != "" {
 		cache = c
@@ -230,7 +281,7 @@ func startServer(t *testing.T, env map[string]string) *server {
 	}
 	var lastErr string
 	for attempt := 0; attempt < 3; attempt++ {
-		s, retry, err := tryStart(t, base, cache)
+		s, retry, err := tryStart(t, launch, base, cache)
 		if err == nil {
 			return s
 		}
@@ -244,7 +295,7 @@ func startServer(t *testing.T, env map[string]string) *server {
 }
 
 // tryStart starts one process; retry is true when the port was taken.
-func tryStart(t *testing.T, env map[string]string, cache string) (s *server, retry bool, err error) {
+func tryStart(t *testing.T, launch []string, env map[string]string, cache string) (s *server, retry bool, err error) {
 	t.Helper()
 	port := freePort(t)
 	s = &server{
@@ -256,12 +307,15 @@ func tryStart(t *testing.T, env map[string]string, cache string) (s *server, ret
 		exited:  make(chan struct{}),
 		clients: map[bool]*http.Client{},
 	}
-	s.cmd = exec.Command(binPath, "serve", "-p", strconv.Itoa(port))
+	if len(launch) == 0 {
+		launch = []string{binPath}
+	}
+	s.cmd = exec.Command(launch[0], append(launch[1:], "serve", "-p", strconv.Itoa(port))...)
 	s.cmd.Env = processEnv(env)
 	s.cmd.Stdout = s.stderr
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
-		return nil, false, fmt.Errorf("exec %s: %w", binPath, err)
+		return nil, false, fmt.Errorf("exec %s: %w", launch[0], err)
 	}
 	go func() {
 		s.err = s.cmd.Wait()

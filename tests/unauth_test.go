@@ -1,0 +1,240 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorender/gorender/gemclient"
+)
+
+// This file proves what a client without the password can cost (issue 12):
+// memory, connections and time.
+
+// stalledBody is a request body that yields prefix, then blocks until ctx
+// ends: a client that declared more than it sends.
+type stalledBody struct {
+	ctx    context.Context
+	prefix *strings.Reader
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	if b.prefix.Len() > 0 {
+		return b.prefix.Read(p)
+	}
+	<-b.ctx.Done()
+	return 0, b.ctx.Err()
+}
+
+// unauthTarget is a route and body type that must be read before the
+// password in it can be checked.
+type unauthTarget struct {
+	path, contentType, prefix string
+}
+
+var unauthTargets = []unauthTarget{
+	{"/bundles/x/render/d", "application/json", `{"a":`},
+	{"/bundles/x/render/d", "application/x-www-form-urlencoded", "a=1&b"},
+	{"/upload-assets", "application/json", `{"a":`},
+	{"/upload-assets", "application/x-www-form-urlencoded", "a=1&b"},
+	{"/asset-exists?filename=a.json", "application/json", `{"a":`},
+	{"/bundles/x/incremental-render/d", "application/x-ndjson", `{"a":`},
+}
+
+// sendStalledH1 opens a connection and sends one request's headers and the
+// first bytes of a body of declared (Content-Length) bytes, then nothing.
+func (s *server) sendStalledH1(t *testing.T, target unauthTarget, declared int64, extraHeaders string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.port))
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	head := "POST " + target.path + " HTTP/1.1\r\nHost: renderer\r\nContent-Type: " + target.contentType + "\r\n" +
+		"Content-Length: " + strconv.FormatInt(declared, 10) + "\r\n" + extraHeaders + "\r\n"
+	if _, err := io.WriteString(conn, head+target.prefix); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	return conn
+}
+
+// TestUnauthenticatedDeclaredLength: requests without a password that
+// declare a 100 MiB body and send five bytes (40 h2c streams and 40
+// HTTP/1.1 connections, JSON, form and NDJSON, on the render, upload,
+// asset-exists and incremental routes) cost what they sent, not what they
+// declared: the server, under a 2.5 GiB address-space limit, keeps
+// answering and its heap stays small. Before the fix each one made a
+// buffer of the declared size and the process died (fatal error: out of
+// memory).
+func TestUnauthenticatedDeclaredLength(t *testing.T) {
+	t.Parallel()
+	s := startLimitedServer(t, []string{"--as=" + strconv.Itoa(2560<<20)}, nil)
+	const declared = 100 << 20
+	const each = 40
+	attack, stop := context.WithCancel(context.Background())
+	defer stop()
+	h2c := gemclient.NewHTTPClient(true)
+	defer h2c.CloseIdleConnections()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stop()
+	for i := range each {
+		target := unauthTargets[i%len(unauthTargets)]
+		req, err := http.NewRequestWithContext(attack, http.MethodPost, s.url+target.path,
+			&stalledBody{ctx: attack, prefix: strings.NewReader(target.prefix)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = declared
+		req.Header.Set("Content-Type", target.contentType)
+		wg.Go(func() {
+			if resp, err := h2c.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+		s.sendStalledH1(t, target, declared, "")
+	}
+	// The server has the requests; give it time to do whatever it does
+	// with them, watching that it lives and answers.
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.exited:
+			t.Fatalf("gorender died with %d requests declaring %d bytes each:\n%s", 2*each, declared, tail(s.stderr.String(), 2000))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	s.get(t, transports[1], http.MethodGet, "/health").want(t, transports[1], http.StatusOK, `{"status":"ok"}`)
+	heap := s.metricValue(t, "go_memstats_heap_inuse_bytes")
+	t.Logf("heap in use with %d stalled requests declaring %d MiB each: %.1f MiB", 2*each, declared>>20, heap/(1<<20))
+	if heap > 256<<20 {
+		t.Errorf("heap in use %.0f MiB with %d requests that sent 5 bytes each, want it to follow the bytes received", heap/(1<<20), 2*each)
+	}
+}
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("...%s", s[len(s)-n:])
+}
+
+// unauthBodySeries is the bytes charged to requests not yet authenticated.
+const unauthBodySeries = "gorender_unauthenticated_body_bytes"
+
+// TestUnauthenticatedBudget: the bytes of requests whose password is not
+// checked yet are bounded process-wide (RENDERER_UNAUTHENTICATED_BODY_BUDGET,
+// here 8 MiB). A JSON body larger than the budget is a 413 saying so; while
+// stalled requests hold the budget, another one is answered 503 with
+// Retry-After; renders that authenticate first (raw JS with its
+// Authorization header, multipart with its password part first) are not
+// charged and still succeed; and what the stalled requests held is released
+// when they go away. Before the fix every body was read whole before its
+// password was checked.
+func TestUnauthenticatedBudget(t *testing.T) {
+	t.Parallel()
+	const budget = 8 << 20
+	s := startServer(t, map[string]string{"RENDERER_UNAUTHENTICATED_BODY_BUDGET": "8MiB"})
+	id := newID("s")
+	s.upload(t, map[string]string{id: markerBundle("authenticated")}, nil)
+	renderPath := "/bundles/" + id + "/render/x"
+	jsonRender := func(code string) string {
+		return `{"password":"` + testPassword + `","protocolVersion":"2.0.0","renderingRequest":"` + code + `"}`
+	}
+	if got := s.metricValue(t, "gorender_unauthenticated_body_budget_bytes"); got != budget {
+		t.Errorf("gorender_unauthenticated_body_budget_bytes = %v, want %d", got, budget)
+	}
+
+	eachTransportSerial(t, func(t *testing.T, tr transport) {
+		t.Run("larger than the budget", func(t *testing.T) {
+			body := jsonRender("MARKER" + strings.Repeat(" ", 12<<20))
+			r := s.post(t, tr, renderPath, "application/json", strings.NewReader(body), nil)
+			r.wantPrefix(t, tr, http.StatusRequestEntityTooLarge,
+				"Request body is larger than the 8388608 bytes that may be read before the password is checked (RENDERER_UNAUTHENTICATED_BODY_BUDGET)")
+			r.wantNoCacheText(t)
+		})
+		t.Run("within the budget", func(t *testing.T) {
+			body := jsonRender("MARKER" + strings.Repeat(" ", 4<<20))
+			s.post(t, tr, renderPath, "application/json", strings.NewReader(body), nil).want(t, tr, http.StatusOK, "authenticated")
+		})
+		t.Run("exhausted", func(t *testing.T) {
+			prefix := `{"renderingRequest":"` + strings.Repeat("a", 3<<20)
+			attack, stop := context.WithCancel(context.Background())
+			defer stop()
+			answers := make(chan *response, 3)
+			stall := func() {
+				if !tr.h2c {
+					conn := s.sendStalledH1(t, unauthTarget{renderPath, "application/json", prefix}, 10<<20, "")
+					go func() {
+						<-attack.Done()
+						conn.Close()
+					}()
+					go func() {
+						resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+						if err != nil {
+							answers <- &response{Body: err.Error()}
+							return
+						}
+						defer resp.Body.Close()
+						b, _ := io.ReadAll(resp.Body)
+						answers <- &response{Status: resp.StatusCode, Header: resp.Header, Body: string(b), ProtoMajor: resp.ProtoMajor}
+					}()
+					return
+				}
+				req, err := http.NewRequestWithContext(attack, http.MethodPost, s.url+renderPath,
+					&stalledBody{ctx: attack, prefix: strings.NewReader(prefix)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("Content-Type", "application/json")
+				go func() {
+					resp, err := s.http(tr).Do(req)
+					if err != nil {
+						answers <- &response{Body: err.Error()}
+						return
+					}
+					defer resp.Body.Close()
+					b, _ := io.ReadAll(resp.Body)
+					answers <- &response{Status: resp.StatusCode, Header: resp.Header, Body: string(b), ProtoMajor: resp.ProtoMajor}
+				}()
+			}
+			// Two stalled requests hold about 6 MiB of the 8.
+			for held := 1; held <= 2; held++ {
+				stall()
+				want := float64(held * 3 << 20)
+				if got := s.waitMetric(t, unauthBodySeries, 30*time.Second, func(v float64) bool { return v >= want }); got < want {
+					t.Fatalf("%s = %v after %d stalled requests of 3 MiB, want at least %v", unauthBodySeries, got, held, want)
+				}
+			}
+			// A third one does not fit.
+			stall()
+			select {
+			case r := <-answers:
+				r.wantPrefix(t, tr, http.StatusServiceUnavailable,
+					"Renderer busy: too many request bytes are waiting for authentication (RENDERER_UNAUTHENTICATED_BODY_BUDGET). Retry later.")
+				r.wantHeader(t, "Retry-After", "1")
+			case <-time.After(requestTimeout):
+				t.Fatal("the request over the budget was not answered")
+			}
+			// Renders that authenticate before their body are not charged.
+			s.render(t, tr, id, "MARKER").want(t, tr, http.StatusOK, "authenticated")
+			ct, body := multipartBody(textPart("password", testPassword), textPart("protocolVersion", "2.0.0"),
+				textPart("renderingRequest", "MARKER"+strings.Repeat(" ", 3<<20)))
+			s.post(t, tr, renderPath, ct, body, nil).want(t, tr, http.StatusOK, "authenticated")
+			// The stalled requests leave; what they held is released.
+			stop()
+			if got := s.waitMetric(t, unauthBodySeries, 30*time.Second, func(v float64) bool { return v == 0 }); got != 0 {
+				t.Errorf("%s = %v after the stalled requests left, want 0", unauthBodySeries, got)
+			}
+		})
+	})
+}

@@ -150,6 +150,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "REPLAY_SERVER_ASYNC_OPERATION_LOGS" $c.replayServerAsyncOperationLogs)
   (list "RENDERER_CURRENT_GENERATION_MANIFEST" $c.currentGenerationManifest)
   (list "RENDERER_MAX_CONNECTION_AGE" $c.maxConnectionAge)
+  (list "RENDERER_UNAUTHENTICATED_BODY_BUDGET" $c.unauthenticatedBodyBudget)
   (list "RAILS_ENV" $c.railsEnv)
   (list "NODE_ENV" $c.nodeEnv)
 }}

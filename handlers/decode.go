@@ -186,7 +186,7 @@ func bodyKind(contentType string) (string, *HTTPError) {
 			return kind, nil
 		}
 	}
-	body := fmt.Sprintf("Unsupported Content-Type %q. %s", base, expected)
+	body := fmt.Sprintf("Unsupported Content-Type %q. %s", echo(base), expected)
 	switch {
 	case base == "":
 		body = "Missing Content-Type header. " + expected
@@ -216,7 +216,7 @@ func readError(what string, err error) *HTTPError {
 	if errors.As(err, &refused) {
 		return refused.answer()
 	}
-	herr := badRequest("Invalid %s: %s.", what, err)
+	herr := badRequest("Invalid %s: %s.", what, echo(err.Error()))
 	herr.Cause = fmt.Errorf("read %s: %w", what, err)
 	return herr
 }
@@ -628,11 +628,11 @@ func decodeForm(data []byte) (*Fields, *HTTPError) {
 		rawName, rawValue, _ := strings.Cut(pair, "=")
 		name, err := url.QueryUnescape(rawName)
 		if err != nil {
-			return nil, badRequest("Invalid form body: %s.", err)
+			return nil, badRequest("Invalid form body: %s.", echo(err.Error()))
 		}
 		value, err := url.QueryUnescape(rawValue)
 		if err != nil {
-			return nil, badRequest("Invalid form body: %s.", err)
+			return nil, badRequest("Invalid form body: %s.", echo(err.Error()))
 		}
 		if name != "" {
 			f.addString(name, value)
@@ -647,7 +647,7 @@ func decodeForm(data []byte) (*Fields, *HTTPError) {
 func decodeMultipart(contentType string, body io.Reader, opts DecodeOptions) (*Fields, *HTTPError) {
 	_, params, err := mime.ParseMediaType(contentType)
 	if err != nil {
-		return nil, badRequest("Invalid multipart body: invalid Content-Type header: %s.", err)
+		return nil, badRequest("Invalid multipart body: invalid Content-Type header: %s.", echo(err.Error()))
 	}
 	boundary := params["boundary"]
 	if boundary == "" {
@@ -710,7 +710,7 @@ func decodeMultipart(contentType string, body io.Reader, opts DecodeOptions) (*F
 		}
 		if stager == nil {
 			if stager, err = opts.Stage(); err != nil {
-				return nil, storeError(fmt.Errorf("open staging for part %q: %w", name, err))
+				return nil, storeError(fmt.Errorf("open staging for part %q: %w", echo(name), err))
 			}
 		}
 		staged, herr := stageFile(stager, part, name, filename)
@@ -760,7 +760,7 @@ func stageFile(stager Stager, part io.Reader, name, filename string) (StagedFile
 		return StagedFile{}, readError("multipart body", src.err)
 	}
 	if err != nil {
-		return StagedFile{}, storeError(fmt.Errorf("stage part %q: %w", name, err))
+		return StagedFile{}, storeError(fmt.Errorf("stage part %q: %w", echo(name), err))
 	}
 	return StagedFile{Field: name, Filename: filename, Path: path, Size: size}, nil
 }
@@ -774,12 +774,13 @@ func storeError(cause error) *HTTPError {
 	}
 }
 
-// safeName returns name, or a placeholder when it is sensitive.
+// safeName returns name for an answer: a placeholder when it is
+// sensitive, else at most maxEchoedBytes of it.
 func safeName(name string) string {
 	if auth.IsSensitiveName(name) {
 		return "(redacted)"
 	}
-	return name
+	return echo(name)
 }
 
 // trackingReader remembers the first read error other than io.EOF, so that

@@ -181,7 +181,7 @@ func formHead(data []byte) (*Fields, *HTTPError) {
 		}
 		name, err := url.QueryUnescape(string(rawName))
 		if err != nil {
-			return nil, badRequest("Invalid form body: %s.", err)
+			return nil, badRequest("Invalid form body: %s.", echo(err.Error()))
 		}
 		switch {
 		case name == "":
@@ -191,7 +191,7 @@ func formHead(data []byte) (*Fields, *HTTPError) {
 			}
 			value, err := url.QueryUnescape(string(rawValue))
 			if err != nil {
-				return nil, badRequest("Invalid form body: %s.", err)
+				return nil, badRequest("Invalid form body: %s.", echo(err.Error()))
 			}
 			f.addString(name, value)
 		default:

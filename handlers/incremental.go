@@ -49,7 +49,7 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	entry := chi.URLParam(r, "bundleId")
 	if mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mediaType != MediaTypeNDJSON {
 		answerEarly(w, r, errorReply(&HTTPError{Status: http.StatusUnsupportedMediaType,
-			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", r.Header.Get("Content-Type"), MediaTypeNDJSON)}))
+			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", echo(r.Header.Get("Content-Type")), MediaTypeNDJSON)}))
 		return
 	}
 	body := guardBody(r, h.Budget)
@@ -198,7 +198,7 @@ func (h *Handlers) firstChunk(lines *lineReader, body *guardedBody, entry string
 		first.OnClose = up
 	}
 	if first.OnClose != nil && first.OnClose.BundleID != entry && !slices.Contains(first.DependencyBundleIDs, first.OnClose.BundleID) {
-		return nil, badRequest("Invalid first incremental render request chunk: onRequestClosedUpdateChunk names bundle %q, which is not in the request's bundle set.", first.OnClose.BundleID)
+		return nil, badRequest("Invalid first incremental render request chunk: onRequestClosedUpdateChunk names bundle %q, which is not in the request's bundle set.", echo(first.OnClose.BundleID))
 	}
 	if herr := validIDs(entry, first.DependencyBundleIDs); herr != nil {
 		return nil, herr

@@ -91,6 +91,10 @@ func ProtocolMismatchBody(received string, missing bool, names string, rendererV
 		"Update either the renderer or the Rails server so that both use the same protocol version."
 }
 
+// echo is what an answer repeats of a value the client sent: at most
+// maxEchoedBytes of it.
+func echo(s string) string { return truncateEcho(s, maxEchoedBytes) }
+
 // truncateEcho cuts s to at most limit bytes at a rune boundary, marking the
 // cut with "...".
 func truncateEcho(s string, limit int) string {

@@ -29,7 +29,7 @@ func uploadFromFiles(files []StagedFile, legacyEntry string) (bundles.Upload, *H
 			up.Bundles[legacyEntry] = f.Path
 		default:
 			if !bundles.ValidAssetName(f.Filename) {
-				return up, badRequest("Invalid asset filename: %q. Expected a single filename, not a path.", f.Filename)
+				return up, badRequest("Invalid asset filename: %q. Expected a single filename, not a path.", echo(f.Filename))
 			}
 			up.Assets = append(up.Assets, bundles.Asset{Name: f.Filename, Path: f.Path})
 		}
@@ -38,7 +38,7 @@ func uploadFromFiles(files []StagedFile, legacyEntry string) (bundles.Upload, *H
 }
 
 func invalidBundleID(id string) *HTTPError {
-	return badRequest("Invalid bundle id: %q. Expected letters, digits, '_', '.' and '-', not starting with '.' or '-'.", id)
+	return badRequest("Invalid bundle id: %q. Expected letters, digits, '_', '.' and '-', not starting with '.' or '-'.", echo(id))
 }
 
 // store writes an upload's bundles and companion files into the cache.
@@ -50,7 +50,7 @@ func (h *Handlers) store(ctx context.Context, up bundles.Upload) *HTTPError {
 	if err != nil {
 		var invalid *bundles.InvalidNameError
 		if errors.As(err, &invalid) {
-			return badRequest("%s", invalid.Error())
+			return badRequest("%s", echo(invalid.Error()))
 		}
 		return &HTTPError{Status: http.StatusInternalServerError, Body: "Internal error: could not store the uploaded bundles", Cause: err}
 	}
@@ -131,7 +131,7 @@ func (h *Handlers) assetExists(w http.ResponseWriter, r *http.Request, body *gua
 		return errorReply(badRequest("No filename provided. Pass the asset's name as the filename query parameter."))
 	}
 	if !bundles.ValidAssetName(name) {
-		return errorReply(badRequest("Invalid asset filename: %q. Expected a single filename, not a path.", name))
+		return errorReply(badRequest("Invalid asset filename: %q. Expected a single filename, not a path.", echo(name)))
 	}
 	targets, herr := ParseTargetBundles(fields)
 	if herr != nil {

@@ -238,3 +238,63 @@ func TestUnauthenticatedBudget(t *testing.T) {
 		})
 	})
 }
+
+// maxEcho is the most an error answer repeats of what a client sent
+// (issue 12 item 8), with room for the answer's own text.
+const maxEcho = 1000
+
+// TestErrorAnswersEchoLittle: an error answer repeats at most 1,000 bytes
+// of what the client sent, however much it sent, before and after the
+// password: the 412's list of received fields of a JSON or form body with
+// 100,000 fields and no protocolVersion (on main: a 9.9 MB answer to a
+// 10 MB body without a password), a 500 KB Content-Type, a 500 KB
+// malformed multipart header line, and a 100 KB bundle id.
+func TestErrorAnswersEchoLittle(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, nil)
+	var jsonBody, formBody strings.Builder
+	jsonBody.WriteString("{")
+	for i := range 100000 {
+		if i > 0 {
+			jsonBody.WriteString(",")
+			formBody.WriteString("&")
+		}
+		fmt.Fprintf(&jsonBody, `"field_number_%d":1`, i)
+		fmt.Fprintf(&formBody, "field_number_%d=1", i)
+	}
+	jsonBody.WriteString("}")
+	longID := strings.Repeat("b", 100<<10) + "!"
+	eachTransport(t, func(t *testing.T, tr transport) {
+		check := func(t *testing.T, r *response, status int, prefix string) {
+			t.Helper()
+			r.wantPrefix(t, tr, status, prefix)
+			if len(r.Body) > maxEcho+300 {
+				t.Errorf("a %d-byte answer: it echoes more than %d bytes", len(r.Body), maxEcho)
+			}
+		}
+		t.Run("412 of a JSON body with 100,000 fields", func(t *testing.T) {
+			r := s.post(t, tr, "/bundles/x/render/d", "application/json", strings.NewReader(jsonBody.String()), nil)
+			check(t, r, http.StatusPreconditionFailed, "Unsupported renderer protocol version MISSING (received fields: field_number_0, field_number_1, ")
+			if !strings.Contains(r.Body, ", ...) does not match installed renderer protocol") {
+				t.Errorf("the cut list of names is not marked: %s", clip(r.Body))
+			}
+		})
+		t.Run("412 of a form body with 100,000 fields", func(t *testing.T) {
+			r := s.post(t, tr, "/upload-assets", "application/x-www-form-urlencoded", strings.NewReader(formBody.String()), nil)
+			check(t, r, http.StatusPreconditionFailed, "Unsupported renderer protocol version MISSING (received fields: field_number_0, ")
+		})
+		t.Run("415 of a 500 KB Content-Type", func(t *testing.T) {
+			r := s.post(t, tr, "/bundles/x/render/d", "text/"+strings.Repeat("x", 500<<10), strings.NewReader("{}"), nil)
+			check(t, r, http.StatusUnsupportedMediaType, `Unsupported Content-Type "text/xxx`)
+		})
+		t.Run("400 of a 500 KB malformed multipart header line", func(t *testing.T) {
+			body := "--b\r\nContent-Disposition: form-data; name=\"a\"\r\n" + strings.Repeat("y", 500<<10) + "\r\n\r\nv\r\n--b--\r\n"
+			r := s.post(t, tr, "/bundles/x/render/d", "multipart/form-data; boundary=b", strings.NewReader(body), nil)
+			check(t, r, http.StatusBadRequest, "Invalid multipart body: ")
+		})
+		t.Run("400 of a 100 KB bundle id", func(t *testing.T) {
+			r := s.post(t, tr, "/bundles/"+longID+"/render/d", gemclient.RawJSContentType, strings.NewReader("1"), rawRenderHeaders())
+			check(t, r, http.StatusBadRequest, `Invalid bundle id: "bbbb`)
+		})
+	})
+}

@@ -8,6 +8,7 @@ package bundles
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -27,12 +28,42 @@ const (
 
 var idRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
 
-// ValidID reports whether id is an acceptable bundle id (PROTOCOL.md §2): it
-// matches ^[A-Za-z0-9_][A-Za-z0-9._-]*$ and is at most MaxIDLen bytes. The
-// first-character rule excludes ".", ".." and hidden names, so a valid id is
-// always a single, plain path component.
+// layoutNames are the names the cache layout (PROTOCOL.md §6.3) gives its
+// own entries in the root, besides the bundles' directories: no bundle id
+// may be one of them, in any letter case (the cache may live on a
+// case-insensitive file system), or a render would read the layout's files
+// as a bundle's (id "uploads" had the staging directory, with other
+// clients' uploads in flight, as its fs root). Every other name of the
+// layout starts with '.', which no id may: .current-generations/, the
+// renames of pruning and of companion files being written. Inside a
+// bundle's directory the names are derived from its own id. A new name in
+// the root is either added here or starts with '.' (TestLayoutNamesAreNotIDs).
+var layoutNames = []string{uploadsDir}
+
+// ValidID reports whether id is an acceptable bundle id (PROTOCOL.md §2):
+// IDProblem has nothing to say about it.
 func ValidID(id string) bool {
-	return len(id) <= MaxIDLen && idRE.MatchString(id)
+	return IDProblem(id) == ""
+}
+
+// IDProblem says why id is not an acceptable bundle id, as the end of a
+// sentence, or "" when it is: it must match ^[A-Za-z0-9_][A-Za-z0-9._-]*$
+// (so it is a single, plain path component: the first-character rule
+// excludes ".", ".." and hidden names), be at most MaxIDLen bytes, and not
+// be a name of the cache layout.
+func IDProblem(id string) string {
+	if !idRE.MatchString(id) {
+		return "Expected letters, digits, '_', '.' and '-', not starting with '.' or '-'"
+	}
+	if len(id) > MaxIDLen {
+		return fmt.Sprintf("Expected at most %d bytes", MaxIDLen)
+	}
+	for _, name := range layoutNames {
+		if strings.EqualFold(id, name) {
+			return "The bundle cache uses this name for itself"
+		}
+	}
+	return ""
 }
 
 // ValidAssetName reports whether name is an acceptable companion file name
@@ -97,8 +128,8 @@ func (e *InvalidNameError) Error() string {
 }
 
 func checkID(id string) error {
-	if !ValidID(id) {
-		return &InvalidNameError{Kind: KindBundleID, Name: id}
+	if problem := IDProblem(id); problem != "" {
+		return &InvalidNameError{Kind: KindBundleID, Name: id, Reason: problem}
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package bundles
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -35,6 +37,9 @@ func TestValidID(t *testing.T) {
 		{"unicode", "bündle", false},
 		{"too long for lock file name", strings.Repeat("a", MaxIDLen+1), false},
 		{"256 bytes", strings.Repeat("a", 256), false},
+		{"the staging directory", "uploads", false},
+		{"the staging directory, another case", "UpLoads", false},
+		{"a name that only starts like it", "uploads2", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,6 +47,44 @@ func TestValidID(t *testing.T) {
 				t.Errorf("ValidID(%q) = %v, want %v", tt.id, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLayoutNamesAreNotIDs: every entry the cache makes in its root,
+// except a stored bundle's directory, is a name no bundle id can take.
+func TestLayoutNamesAreNotIDs(t *testing.T) {
+	c := newTestCache(t)
+	staging, err := c.NewStaging()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, _, err := staging.Stage(strings.NewReader("globalThis.x = 1;"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asset, _, err := staging.Stage(strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Store(t.Context(), Upload{Bundles: map[string]string{"bundle": path}, Assets: []Asset{{Name: "stats.json", Path: asset}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(c.Root(), generationsDir), dirPerm); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(c.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "bundle" && ValidID(e.Name()) {
+			t.Errorf("the cache root holds %q, which is a valid bundle id: reserve it in layoutNames or start it with '.'", e.Name())
+		}
+	}
+	for _, name := range append(layoutNames, generationsDir, tmpPrefix+"x") {
+		if ValidID(name) || ValidID(strings.ToUpper(name)) {
+			t.Errorf("layout name %q is a valid bundle id", name)
+		}
 	}
 }
 

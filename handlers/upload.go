@@ -38,7 +38,7 @@ func uploadFromFiles(files []StagedFile, legacyEntry string) (bundles.Upload, *H
 }
 
 func invalidBundleID(id string) *HTTPError {
-	return badRequest("Invalid bundle id: %q. Expected letters, digits, '_', '.' and '-', not starting with '.' or '-'.", echo(id))
+	return badRequest("Invalid bundle id: %q. %s.", echo(id), bundles.IDProblem(id))
 }
 
 // store writes an upload's bundles and companion files into the cache.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -192,4 +194,33 @@ func jsonEqual(t *testing.T, a, b string) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
+}
+
+// TestReservedBundleIDs: a bundle id that names an entry of the cache
+// layout is refused wherever an id arrives, in any letter case: id
+// "uploads" was stored at <cache>/uploads/uploads.js, so a render of it had
+// the staging directory, with other clients' uploads in flight, as its fs
+// root (issue 12 item 6). Before the fix the upload answered 200.
+func TestReservedBundleIDs(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true"})
+	real := newID("s")
+	s.upload(t, map[string]string{real: markerBundle("real")}, nil)
+	const reason = ". The bundle cache uses this name for itself."
+	eachTransportSerial(t, func(t *testing.T, tr transport) {
+		for _, id := range []string{"uploads", "UPLOADS", "Uploads"} {
+			t.Run(id, func(t *testing.T) {
+				want := "Invalid bundle id: " + strconv.Quote(id) + reason
+				up := must(t)(s.gem(tr).UploadAssets(ctx(t), map[string][]byte{id: []byte(`require('fs').readdirSync(__dirname)`)}, nil))
+				up.want(t, tr, http.StatusBadRequest, want)
+				s.render(t, tr, id, "1").want(t, tr, http.StatusBadRequest, want)
+				s.render(t, tr, real, "MARKER", id).want(t, tr, http.StatusBadRequest, want)
+				must(t)(s.gem(tr).AssetExists(ctx(t), "a.json", []string{id})).want(t, tr, http.StatusBadRequest, want)
+			})
+		}
+		if _, err := os.Stat(filepath.Join(s.cache, "uploads", "uploads.js")); err == nil {
+			t.Errorf("a bundle was stored in the staging directory")
+		}
+		s.wantStagingEmpty(t)
+	})
 }

@@ -711,3 +711,21 @@ func Variables() []Variable {
 	}
 	return vars
 }
+
+// UnknownVariables lists the RENDERER_* variables of environ ("NAME=value"
+// strings) that gorender does not read: most likely a typo, or a Node
+// renderer setting gorender has no equivalent for. Either way the operator
+// should know that it has no effect.
+func UnknownVariables(environ []string) []string {
+	var unknown []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "RENDERER_") || name == "RENDERER_BUNDLE_PATH" ||
+			slices.ContainsFunc(settings, func(s setting) bool { return s.Name == name }) {
+			continue
+		}
+		unknown = append(unknown, name)
+	}
+	slices.Sort(unknown)
+	return slices.Compact(unknown)
+}

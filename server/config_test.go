@@ -286,3 +286,13 @@ func TestREADMEConfigurationTable(t *testing.T) {
 	}
 	t.Log("the rows come from settings in server/config.go: go test ./server -run TestREADMEConfigurationTable -update writes them into README.md")
 }
+
+func TestUnknownVariables(t *testing.T) {
+	got := UnknownVariables([]string{
+		"RENDERER_PORT=1", "RENDERER_PASWORD=x", "RENDERER_BUNDLE_PATH=/b", "PATH=/bin",
+		"RENDERER_PASWORD=y", "RENDERER_ZZZ", "GOGC=100",
+	})
+	if want := []string{"RENDERER_PASWORD", "RENDERER_ZZZ"}; !slices.Equal(got, want) {
+		t.Errorf("UnknownVariables = %q, want %q", got, want)
+	}
+}

@@ -417,3 +417,19 @@ func runDemo(t *testing.T, args []string) string {
 	}
 	return out
 }
+
+// TestUnknownVariableWarned: a RENDERER_* variable gorender does not read
+// (a typo, or a Node renderer setting without an equivalent) is warned
+// about once at start, by name only; the ones it reads are not.
+func TestUnknownVariableWarned(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_WORKER_COUNT": "secret-looking-value", "RENDERER_BUNDLE_PATH": ""})
+	out := s.stderr.String()
+	warned := linesWith(out, "is not a gorender variable")
+	if len(warned) != 1 || !strings.HasPrefix(warned[0]["msg"].(string), "RENDERER_WORKER_COUNT ") {
+		t.Errorf("want one warning, about RENDERER_WORKER_COUNT:\n%s", out)
+	}
+	if strings.Contains(out, "secret-looking-value") {
+		t.Error("the warning echoes the variable's value")
+	}
+}

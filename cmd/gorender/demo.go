@@ -33,7 +33,8 @@ var (
 // configured, then renders the embedded example once the way Rails does
 // (410, then the same render with the bundle attached), prints its HTML
 // (--json: the whole answer) and keeps serving.
-func demo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func demo(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) error {
+	getenv := lookup(environ)
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	port := portFlag(fs, "listen port (overrides RENDERER_PORT)")
 	asJSON := fs.Bool("json", false, "print the render's JSON answer instead of its HTML")
@@ -65,7 +66,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err != nil {
 		return err
 	}
-	srv, ln, err := start(cfg, stderr)
+	srv, ln, err := start(cfg, environ, stderr)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ var version = "0.1.0-dev"
 func main() {
 	ctx, stop := signalContext()
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	if err == nil {
 		return
 	}
@@ -62,9 +62,10 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return ctx, func() { signal.Stop(signals); cancel() }
 }
 
-// run is the whole program, with its environment passed in. A request for
-// help (-h, --help, help) writes the usage to stdout and returns nil.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// run is the whole program, with its environment ("NAME=value" strings)
+// passed in. A request for help (-h, --help, help) writes the usage to
+// stdout and returns nil.
+func run(ctx context.Context, args []string, environ []string, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 {
 		switch args[0] {
@@ -80,11 +81,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var err error
 	switch cmd {
 	case "serve":
-		err = serve(ctx, args, getenv, stderr)
+		err = serve(ctx, args, environ, stderr)
 	case "demo":
-		err = demo(ctx, args, getenv, stdout, stderr)
+		err = demo(ctx, args, environ, stdout, stderr)
 	case "healthcheck":
-		err = healthcheck(ctx, args, getenv, stdout)
+		err = healthcheck(ctx, args, lookup(environ), stdout)
 	case "version":
 		if len(args) > 0 {
 			return usagef("version takes no arguments, got %q", args)
@@ -99,6 +100,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_, err = fmt.Fprint(stdout, usage)
 	}
 	return err
+}
+
+// lookup is getenv over environ: the value of a name, "" when unset (the
+// last one wins, as in os.Getenv).
+func lookup(environ []string) func(string) string {
+	vars := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if name, value, ok := strings.Cut(kv, "="); ok {
+			vars[name] = value
+		}
+	}
+	return func(name string) string { return vars[name] }
 }
 
 // help writes the usage, or with "config" every configuration variable.

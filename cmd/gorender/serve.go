@@ -70,7 +70,7 @@ func newLogger(cfg *server.Config, stderr io.Writer) *slog.Logger {
 	}))
 }
 
-func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+func serve(ctx context.Context, args []string, environ []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	port := portFlag(fs, "listen port (overrides RENDERER_PORT)")
 	if err := parseFlags(fs, args); err != nil {
@@ -79,11 +79,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err := checkPort("serve", *port); err != nil {
 		return err
 	}
-	cfg, err := server.LoadConfig(getenv, *port)
+	cfg, err := server.LoadConfig(lookup(environ), *port)
 	if err != nil {
 		return err
 	}
-	srv, ln, err := start(cfg, stderr)
+	srv, ln, err := start(cfg, environ, stderr)
 	if err != nil {
 		return err
 	}
@@ -92,12 +92,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 
 // start applies cfg's runtime settings, logs the configuration in effect
 // and its warnings once, builds the server and opens its listener.
-func start(cfg *server.Config, stderr io.Writer) (*server.Server, net.Listener, error) {
+// environ is the process environment.
+func start(cfg *server.Config, environ []string, stderr io.Writer) (*server.Server, net.Listener, error) {
 	logger := newLogger(cfg, stderr)
 	cfg.ApplyRuntime()
 	logger.LogAttrs(context.Background(), slog.LevelInfo, "configuration", cfg.Effective()...)
 	for _, w := range cfg.Warnings {
 		logger.Warn(w)
+	}
+	for _, name := range server.UnknownVariables(environ) {
+		logger.Warn(name + " is not a gorender variable and has no effect; 'gorender help config' lists them")
 	}
 	srv, err := server.New(cfg, version, logger)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/engines"
 )
 
 // stackAttrs are the attributes where development builds of react-dom put
@@ -44,7 +45,7 @@ func TestRewriteMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Node %s, %v", manifest.Node, manifest.Versions)
-	e, err := jsvm.NewEngine("goja", jsvm.Options{StubTimers: true})
+	e, err := engines.New("goja", jsvm.Options{StubTimers: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/engines"
 )
 
 // The bundle of every render benchmark: the plain-script React 19 fixture.
@@ -45,7 +46,7 @@ var (
 
 func newEngine(tb testing.TB, s setup) jsvm.Engine {
 	tb.Helper()
-	e, err := jsvm.NewEngine(s.engine, jsvm.Options{StubTimers: true, KeepStringBuilds: s.keep})
+	e, err := engines.New(s.engine, jsvm.Options{StubTimers: true, KeepStringBuilds: s.keep})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func BenchmarkListStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, s := range []setup{gojaDefault, quickJS} {
-		e, err := jsvm.NewEngine(s.engine, jsvm.Options{SupportModules: true})
+		e, err := engines.New(s.engine, jsvm.Options{SupportModules: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -95,3 +95,17 @@ func timedOutAfterAbout(text string, limit time.Duration) bool {
 	d := time.Duration(ms) * time.Millisecond
 	return d <= limit && d >= limit-20*time.Millisecond
 }
+
+// Engines and NewEngine stand for package engines in this package's tests
+// (engines imports jsvm, so they cannot import it).
+var Engines = []string{"goja", "quickjs"}
+
+func NewEngine(name string, opts Options) (Engine, error) {
+	switch name {
+	case "goja":
+		return NewGojaEngine(opts)
+	case "quickjs":
+		return NewQuickJSEngine(opts)
+	}
+	return nil, fmt.Errorf("unknown JavaScript engine %q", name)
+}

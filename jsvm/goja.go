@@ -19,7 +19,9 @@ var envSource string
 // frames); past it a render fails instead of growing the Go stack.
 const maxCallStackSize = 20000
 
-func newGojaEngine(opts Options) (*gojaEngine, error) {
+// NewGojaEngine returns the goja engine; use engines.New("goja", opts).
+// (It moves to package jsvm/gojaengine with the engine.)
+func NewGojaEngine(opts Options) (Engine, error) {
 	env, err := envProgram()
 	if err != nil {
 		return nil, fmt.Errorf("compile the render environment: %w", err)
@@ -157,16 +159,11 @@ type gojaRuntime struct {
 	perRender struct{ sharedOps, runOnOtherBundle goja.Value }
 }
 
-// realTimers is the timer rule: the Node-compatible environment always has
-// real timers (PROTOCOL.md §7 lists them with RENDERER_SUPPORT_MODULES);
-// otherwise RENDERER_STUB_TIMERS decides.
-func (o Options) realTimers() bool { return o.SupportModules || !o.StubTimers }
-
 func (e *gojaEngine) NewRuntime() (Runtime, error) {
 	vm := goja.New()
 	vm.SetMaxCallStackSize(maxCallStackSize)
 	r := &gojaRuntime{vm: vm, engine: e, fs: &bundleFS{}}
-	if e.opts.realTimers() {
+	if e.opts.RealTimers() {
 		r.loop = newEventLoop()
 	}
 	vm.SetAsyncContextTracker(gojaTracker{r})
@@ -180,7 +177,7 @@ func (e *gojaEngine) NewRuntime() (Runtime, error) {
 	}
 	options := vm.NewObject()
 	for k, v := range map[string]bool{
-		"stubTimers":      !e.opts.realTimers(),
+		"stubTimers":      !e.opts.RealTimers(),
 		"replayAsyncLogs": e.opts.ReplayAsyncLogs,
 	} {
 		if err := options.Set(k, v); err != nil {
@@ -425,7 +422,7 @@ func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string
 	case "string":
 		return Result{Body: value.String()}, nil
 	case "nil":
-		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
+		return Result{}, &RenderError{Kind: KindNilResult, Text: NilResultText(code)}
 	case "stream":
 		return r.stream(ctx, started, code, value, req)
 	case "promise", "thenable":
@@ -438,7 +435,7 @@ func (r *gojaRuntime) result(ctx context.Context, started time.Time, code string
 		}
 		if settled.State() == goja.PromiseStateRejected {
 			message, stack := r.errorParts(settled.Result())
-			return Result{}, &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
+			return Result{}, &RenderError{Kind: KindJS, Text: JSErrorText(code, message, stack)}
 		}
 		return r.result(ctx, started, code, settled.Result(), req, false)
 	}
@@ -451,7 +448,7 @@ func (r *gojaRuntime) stringified(ctx context.Context, started time.Time, code s
 		return Result{}, r.renderError(ctx, started, code, err)
 	}
 	if goja.IsUndefined(s) {
-		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
+		return Result{}, &RenderError{Kind: KindNilResult, Text: NilResultText(code)}
 	}
 	return Result{Body: s.String()}, nil
 }
@@ -476,7 +473,7 @@ func (r *gojaRuntime) settle(ctx context.Context, value goja.Value) (*goja.Promi
 		return p, nil
 	}
 	if r.loop == nil {
-		return nil, errors.New(neverSettledStubTimers)
+		return nil, errors.New(NeverSettledStubTimers)
 	}
 	err = r.loop.run(ctx, func() bool { return r.uncaught != nil || p.State() != goja.PromiseStatePending })
 	if err == nil {
@@ -484,7 +481,7 @@ func (r *gojaRuntime) settle(ctx context.Context, value goja.Value) (*goja.Promi
 	}
 	switch {
 	case errors.Is(err, errLoopIdle):
-		return nil, errors.New(neverSettledIdle)
+		return nil, errors.New(NeverSettledIdle)
 	case err != nil:
 		return nil, err
 	}
@@ -496,18 +493,18 @@ func (r *gojaRuntime) renderError(ctx context.Context, started time.Time, code s
 	var interrupted *goja.InterruptedError
 	if errors.As(err, &interrupted) {
 		r.broken = true
-		return interruptedError(ctx, started)
+		return InterruptedError(ctx, started)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		// The event loop stopped on ctx's end before running more
 		// JavaScript: the runtime is intact (watch retires it if the
 		// engine was interrupted).
-		return interruptedError(ctx, started)
+		return InterruptedError(ctx, started)
 	}
 	var overflow *goja.StackOverflowError
 	if errors.As(err, &overflow) {
 		r.broken = true
-		return &RenderError{Kind: KindJS, Text: jsErrorText(code, "RangeError: Maximum call stack size exceeded", overflow.String())}
+		return &RenderError{Kind: KindJS, Text: JSErrorText(code, "RangeError: Maximum call stack size exceeded", overflow.String())}
 	}
 	var renderErr *RenderError
 	if errors.As(err, &renderErr) {
@@ -516,10 +513,10 @@ func (r *gojaRuntime) renderError(ctx context.Context, started time.Time, code s
 	var uncaught *uncaughtError
 	if errors.As(err, &uncaught) {
 		message, stack := r.errorParts(uncaught.value)
-		return &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
+		return &RenderError{Kind: KindJS, Text: JSErrorText(code, message, stack)}
 	}
 	message, stack := r.exceptionParts(err)
-	return &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
+	return &RenderError{Kind: KindJS, Text: JSErrorText(code, message, stack)}
 }
 
 // exceptionParts returns the message and stack of an engine error.
@@ -678,35 +675,35 @@ func (r *gojaRuntime) sharedOps() goja.Value {
 		}
 	}
 	set("get", func(c goja.FunctionCall) goja.Value {
-		e, ok := shared().get(key(c.Argument(0)))
+		e, ok := shared().Get(key(c.Argument(0)))
 		if !ok {
 			return goja.Undefined()
 		}
-		if e.owner == nil {
-			return r.hostValue(e.value)
+		if e.Owner == nil {
+			return r.hostValue(e.Value)
 		}
-		if owner := e.owner.(*gojaRuntime); owner != r {
-			return r.copyFrom(owner, e.value.(goja.Value))
+		if owner := e.Owner.(*gojaRuntime); owner != r {
+			return r.copyFrom(owner, e.Value.(goja.Value))
 		}
-		return e.value.(goja.Value)
+		return e.Value.(goja.Value)
 	})
 	set("set", func(c goja.FunctionCall) goja.Value {
-		shared().set(key(c.Argument(0)), sharedEntry{owner: r, value: c.Argument(1)})
+		shared().Set(key(c.Argument(0)), SharedEntry{Owner: r, Value: c.Argument(1)})
 		return goja.Undefined()
 	})
 	set("has", func(c goja.FunctionCall) goja.Value {
-		_, ok := shared().get(key(c.Argument(0)))
+		_, ok := shared().Get(key(c.Argument(0)))
 		return r.vm.ToValue(ok)
 	})
 	set("remove", func(c goja.FunctionCall) goja.Value {
-		return r.vm.ToValue(shared().remove(key(c.Argument(0))))
+		return r.vm.ToValue(shared().Delete(key(c.Argument(0))))
 	})
 	set("clear", func(goja.FunctionCall) goja.Value {
-		shared().clear()
+		shared().Clear()
 		return goja.Undefined()
 	})
 	set("keys", func(goja.FunctionCall) goja.Value {
-		keys := shared().keyList()
+		keys := shared().Keys()
 		values := make([]any, len(keys))
 		for i, k := range keys {
 			values[i] = r.vm.ToValue(k)

@@ -140,7 +140,7 @@ func (r *gojaRuntime) hostObject(node bool) *goja.Object {
 	// Process facts and clocks.
 	set("processEnv", func(goja.FunctionCall) goja.Value {
 		env := vm.NewObject()
-		for _, kv := range processEnv() {
+		for _, kv := range r.engine.opts.ProcessEnv() {
 			_ = env.Set(kv[0], kv[1])
 		}
 		return env

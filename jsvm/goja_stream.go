@@ -28,16 +28,16 @@ func (r *gojaRuntime) attachUpdates(ctx context.Context, req *Request) (detach f
 	}
 	loop := r.ensureLoop()
 	release := loop.hold()
-	req.Updates.setNotify(func() {
+	req.Updates.SetNotify(func() {
 		loop.post(func() error { return r.drainUpdates(ctx, req, release) })
 	})
-	return func() { req.Updates.setNotify(nil) }
+	return func() { req.Updates.SetNotify(nil) }
 }
 
 // drainUpdates evaluates the queued update chunks, each in the runtime of
 // the bundle it names, with the request's shared context.
 func (r *gojaRuntime) drainUpdates(ctx context.Context, req *Request, release func()) error {
-	updates, closed := req.Updates.take()
+	updates, closed := req.Updates.Take()
 	for _, up := range updates {
 		if r.streamTouch != nil {
 			r.streamTouch()

@@ -50,6 +50,9 @@ func loadFixture(t testing.TB, e Engine, name string) Runtime {
 func nodeEngine(t testing.TB, engine string, opts Options) Engine {
 	t.Helper()
 	opts.SupportModules = true
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+	}
 	e, err := NewEngine(engine, opts)
 	if err != nil {
 		t.Fatal(err)

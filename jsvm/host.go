@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -31,30 +30,6 @@ const nodeCompatVersion = "20.0.0"
 
 // processStart is performance.timeOrigin for every runtime of the process.
 var processStart = time.Now()
-
-// secretEnv are variables never handed to bundle code.
-var secretEnv = map[string]bool{"RENDERER_PASSWORD": true}
-
-// processEnv is process.env: the real environment minus secrets, with
-// NODE_ENV defaulting to production. It is read once per process.
-var processEnv = sync.OnceValue(func() [][2]string {
-	var env [][2]string
-	hasNodeEnv := false
-	for _, kv := range os.Environ() {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || secretEnv[k] {
-			continue
-		}
-		if k == "NODE_ENV" {
-			hasNodeEnv = true
-		}
-		env = append(env, [2]string{k, v})
-	}
-	if !hasNodeEnv {
-		env = append(env, [2]string{"NODE_ENV", "production"})
-	}
-	return env
-})
 
 // nodeArch is process.arch for the Go architecture.
 func nodeArch() string {

@@ -1,16 +1,20 @@
-// Package jsvm runs JavaScript for renders: one runtime per goroutine, with the
-// environment a React on Rails server bundle expects (PROTOCOL.md §7).
+// Package jsvm is the boundary between gorender and the JavaScript engines
+// that run its renders, as database/sql/driver is between database/sql and
+// its drivers: package worker sees only the interfaces declared here ("load
+// this bundle", "evaluate this request, with this context, streaming into
+// this sink"), every engine implements them, and jsvm/engines picks one by
+// name. (goja and quickjs still live in this package; they move to packages
+// of their own, jsvm/gojaengine and jsvm/quickjsengine.)
 //
-// The engine is hidden behind Engine and Runtime so that nothing outside this
-// package imports an engine package. The JavaScript half of the environment
-// (console capture, stub timers, per-render globals) is shared JS in env.js;
-// only the thin host layer is per engine.
+// Everything that must read the same whatever the engine is declared here
+// once: the options of the environment a bundle expects (PROTOCOL.md §7),
+// the request a render shares with the other evaluations of its HTTP request
+// (sharedExecutionContext, runOnOtherBundle, the sink of a stream, the update
+// chunks of an incremental render), and every answer text of a failed render.
 package jsvm
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 )
@@ -37,26 +41,51 @@ type Options struct {
 	// Go heap's (GOMEMLIMIT, RENDERER_MAX_HEAP) and ignores it.
 	MemoryLimit int64
 	// KeepStringBuilds turns off the load-time rewrite of quadratic string
-	// accumulators (RewriteStringBuilds) in engines whose strings are flat
-	// (goja); RENDERER_REWRITE_STRING_BUILDS=false. quickjs has rope strings
-	// and never rewrites.
+	// accumulators (transform.RewriteStringBuilds) in engines whose strings
+	// are flat (goja); RENDERER_REWRITE_STRING_BUILDS=false. quickjs has
+	// rope strings and never rewrites.
 	KeepStringBuilds bool
+	// Environ is the process environment as "KEY=value" strings (as
+	// os.Environ returns it), the source of process.env in the
+	// Node-compatible environment (ProcessEnv); nil is an empty one.
+	Environ []string
 }
 
-// Engines are the names NewEngine accepts, the default first.
-var Engines = []string{"goja", "quickjs"}
+// DefaultMemoryLimit is the per-runtime memory limit of engines that allocate
+// outside the Go heap (quickjs) when Options.MemoryLimit is 0.
+const DefaultMemoryLimit = 512 << 20
 
-// NewEngine returns the engine named name: "goja" (or "" for the default)
-// or "quickjs".
-func NewEngine(name string, opts Options) (Engine, error) {
-	switch name {
-	case "", "goja":
-		return newGojaEngine(opts)
-	case "quickjs":
-		return newQuickJSEngine(opts)
-	default:
-		return nil, fmt.Errorf("unknown JavaScript engine %q (supported: %s)", name, strings.Join(Engines, ", "))
+// RealTimers is the timer rule: the Node-compatible environment always has
+// real timers (PROTOCOL.md §7 lists them with RENDERER_SUPPORT_MODULES);
+// otherwise RENDERER_STUB_TIMERS decides.
+func (o Options) RealTimers() bool { return o.SupportModules || !o.StubTimers }
+
+// secretEnv are variables never handed to bundle code.
+var secretEnv = map[string]bool{"RENDERER_PASSWORD": true}
+
+// ProcessEnv is what bundle code sees as process.env, in the order of
+// Environ: without secrets (RENDERER_PASSWORD) and without entries that are
+// not KEY=value, a repeated key at its first place with its last value, and
+// NODE_ENV defaulting to production (PROTOCOL.md §11).
+func (o Options) ProcessEnv() [][2]string {
+	var env [][2]string
+	index := map[string]int{}
+	for _, kv := range o.Environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || secretEnv[k] {
+			continue
+		}
+		if i, seen := index[k]; seen {
+			env[i][1] = v
+			continue
+		}
+		index[k] = len(env)
+		env = append(env, [2]string{k, v})
 	}
+	if _, ok := index["NODE_ENV"]; !ok {
+		env = append(env, [2]string{"NODE_ENV", "production"})
+	}
+	return env
 }
 
 // Engine compiles bundles and makes runtimes. An Engine is safe for
@@ -69,30 +98,41 @@ type Engine interface {
 	// on different goroutines. name is the bundle id, used in stack traces;
 	// path is the bundle file (<cache>/<id>/<id>.js), or "" when it is not on
 	// disk: with SupportModules it is __filename, and fs reads only its
-	// directory.
+	// directory. A syntax error is an error naming the bundle.
 	Compile(name, path, source string) (Program, error)
 	// NewRuntime makes a runtime with the environment installed and no bundle.
 	NewRuntime() (Runtime, error)
 }
 
-// Program is a compiled bundle.
+// Program is a compiled bundle, loadable by the runtimes of the engine that
+// compiled it.
 type Program interface {
 	// Name is the bundle id the program was compiled for.
 	Name() string
 }
 
 // Runtime is one JavaScript global environment holding one loaded bundle.
-// It must be used by one goroutine at a time; Interrupt may be called from any.
+// It must be used by one goroutine at a time: Load, Eval and Close are never
+// called concurrently, and the engine may rely on that.
 type Runtime interface {
-	// Load evaluates the bundle in this runtime's global environment.
+	// Load evaluates the bundle in this runtime's global environment. Work
+	// the bundle schedules for now (0 ms timers, immediates) runs; later
+	// timers are cancelled. An error describes the failure for a log line
+	// (message and stack); if ctx ended the runtime is Broken.
 	Load(ctx context.Context, p Program) error
-	// Eval evaluates a rendering request and turns its completion value into a
-	// Result. Errors are *RenderError.
+	// Eval evaluates a rendering request and turns its completion value into
+	// a Result (PROTOCOL.md §5): a string as it is, a promise awaited, a
+	// stream streamed into req.Sink, anything else JSON-stringified. When
+	// ctx ends the render stops (the answer is a timeout if ctx's cause is a
+	// *DeadlineError, else canceled). Errors are *RenderError, except for a
+	// runtime already Broken. Nothing of one render (timers, per-render
+	// globals) is left for the next.
 	Eval(ctx context.Context, code string, req *Request) (Result, error)
 	// Broken reports that the runtime must not be used again (it was
-	// interrupted, overflowed its stack or failed inside the host layer).
+	// interrupted, passed a limit or failed inside the host layer).
 	Broken() bool
-	// Close releases the runtime.
+	// Close releases the runtime. It may be called once, on the goroutine
+	// that used the runtime, also while nothing else uses it.
 	Close()
 }
 
@@ -115,8 +155,9 @@ type Result struct {
 
 // Request is what one HTTP request shares across all its evaluations: the
 // sharedExecutionContext and the runtimes of its bundle set, by bundle id,
-// which runOnOtherBundle calls into; and, for streamed answers, where the
-// bytes go.
+// which runOnOtherBundle and update chunks call into; and, for streamed
+// answers, where the bytes go. The runtimes of one request are all of one
+// engine and are used on the goroutine of the request's render only.
 type Request struct {
 	Shared   *SharedContext
 	Runtimes map[string]Runtime
@@ -132,80 +173,4 @@ type Request struct {
 // NewRequest returns a Request over the given runtimes with an empty shared context.
 func NewRequest(runtimes map[string]Runtime) *Request {
 	return &Request{Shared: NewSharedContext(), Runtimes: runtimes}
-}
-
-// ErrorKind classifies a failed render for the answer and for metrics.
-type ErrorKind int
-
-const (
-	// KindJS is a thrown error, a rejected promise or a syntax error.
-	KindJS ErrorKind = iota
-	// KindNilResult is a falsy completion value.
-	KindNilResult
-	// KindTimeout is a render interrupted at its deadline.
-	KindTimeout
-	// KindUnsupported is a result gorender cannot answer yet.
-	KindUnsupported
-	// KindCanceled is a render stopped because its request went away.
-	KindCanceled
-)
-
-// String returns the kind's metric label.
-func (k ErrorKind) String() string {
-	switch k {
-	case KindJS:
-		return "js_error"
-	case KindNilResult:
-		return "nil_result"
-	case KindTimeout:
-		return "timeout"
-	case KindUnsupported:
-		return "unsupported"
-	case KindCanceled:
-		return "canceled"
-	}
-	return "unknown"
-}
-
-// RenderError is a render that failed in JavaScript; Text is the answer's body.
-type RenderError struct {
-	Kind ErrorKind
-	Text string
-}
-
-func (e *RenderError) Error() string { return e.Text }
-
-// ErrInterrupted is the reason given to an engine's interrupt when a
-// render's context ends.
-var ErrInterrupted = errors.New("render interrupted")
-
-// DeadlineError is the cause a caller gives when it cancels a render's
-// context at its deadline (context.WithCancelCause): the render is then
-// answered as timed out after Limit.
-type DeadlineError struct{ Limit time.Duration }
-
-func (e *DeadlineError) Error() string { return fmt.Sprintf("render deadline of %s passed", e.Limit) }
-
-// TimeoutText is the answer's body for a render stopped at its deadline.
-func TimeoutText(limit time.Duration) string {
-	return fmt.Sprintf("Render timed out after %s: the rendering request was interrupted and its JavaScript runtime replaced.", limit)
-}
-
-// interruptedError is the error of a render stopped because ctx ended:
-// a timeout when its deadline passed, else a cancellation.
-func interruptedError(ctx context.Context, started time.Time) *RenderError {
-	var deadline *DeadlineError
-	if errors.As(context.Cause(ctx), &deadline) {
-		return &RenderError{Kind: KindTimeout, Text: TimeoutText(deadline.Limit)}
-	}
-	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return &RenderError{Kind: KindCanceled, Text: "Render canceled: the request went away."}
-	}
-	limit := time.Since(started)
-	if d, ok := ctx.Deadline(); ok {
-		limit = d.Sub(started)
-	}
-	// Rounded up: the deadline was set a moment before the render started.
-	limit = (limit + time.Millisecond - 1).Truncate(time.Millisecond)
-	return &RenderError{Kind: KindTimeout, Text: TimeoutText(limit)}
 }

@@ -1,7 +1,6 @@
 package jsvm
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -199,34 +198,5 @@ func testLoadErrors(t *testing.T, engine string) {
 	}
 	if err := rt.Load(context.Background(), p); err == nil || !strings.Contains(err.Error(), "load failed") {
 		t.Fatalf("load error = %v", err)
-	}
-}
-
-func TestTruncateMiddle(t *testing.T) {
-	long := strings.Repeat("a", 600) + strings.Repeat("é", 600)
-	got := truncateMiddle(long, maxDebugSnippetLength)
-	if n := len([]rune(got)); n != maxDebugSnippetLength {
-		t.Fatalf("length %d", n)
-	}
-	if !strings.HasPrefix(got, "aaa") || !strings.HasSuffix(got, "éé") || !strings.Contains(got, truncationFiller) {
-		t.Fatalf("bad truncation %q", got)
-	}
-	if truncateMiddle("short", 10) != "short" {
-		t.Fatal("short string changed")
-	}
-}
-
-func TestUnknownEngineAndSupportModules(t *testing.T) {
-	if _, err := NewEngine("v8", Options{}); err == nil || !strings.Contains(err.Error(), "supported: goja, quickjs") {
-		t.Fatalf("unknown engine: %v", err)
-	}
-	for _, name := range append([]string{""}, Engines...) {
-		e, err := NewEngine(name, Options{SupportModules: true})
-		if err != nil {
-			t.Fatalf("%q with support modules: %v", name, err)
-		}
-		if want := cmp.Or(name, "goja"); e.Name() != want {
-			t.Fatalf("NewEngine(%q).Name() = %q", name, e.Name())
-		}
 	}
 }

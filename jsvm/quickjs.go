@@ -43,10 +43,6 @@ import (
 //go:embed quickjs_host.js
 var qjsHostSource string
 
-// DefaultMemoryLimit is the per-runtime memory limit of engines that allocate
-// outside the Go heap (quickjs) when Options.MemoryLimit is 0.
-const DefaultMemoryLimit = 512 << 20
-
 // qjsHeadroom is how far past the limit the engine's own allocator still
 // succeeds, so that stopping a render at its limit (in the interrupt handler)
 // has room to build its error; past it allocations fail.
@@ -62,7 +58,9 @@ type qjsEngine struct {
 	nativeAsync bool
 }
 
-func newQuickJSEngine(opts Options) (*qjsEngine, error) {
+// NewQuickJSEngine returns the quickjs engine; use engines.New("quickjs",
+// opts). (It moves to package jsvm/quickjsengine with the engine.)
+func NewQuickJSEngine(opts Options) (Engine, error) {
 	if _, err := qjsLayout(); err != nil {
 		return nil, err
 	}
@@ -329,7 +327,7 @@ func (e *qjsEngine) NewRuntime() (rt Runtime, err error) {
 	if r.ctl == 0 {
 		return nil, errors.New("new QuickJS runtime: out of memory")
 	}
-	if e.opts.realTimers() {
+	if e.opts.RealTimers() {
 		r.loop = newEventLoop()
 	}
 	if err := vm.RegisterFunc("__gorender_host", r.dispatch, false); err != nil {
@@ -354,7 +352,7 @@ func (e *qjsEngine) NewRuntime() (rt Runtime, err error) {
 		return nil, fmt.Errorf("install the render environment: %w", err)
 	}
 	options, _ := json.Marshal(map[string]bool{
-		"stubTimers":      !e.opts.realTimers(),
+		"stubTimers":      !e.opts.RealTimers(),
 		"replayAsyncLogs": e.opts.ReplayAsyncLogs,
 	})
 	err = r.call(qjsInstallEnv, envFn, string(options))
@@ -810,7 +808,7 @@ func (r *qjsRuntime) result(ctx context.Context, started time.Time, code string,
 		}
 		return Result{Body: s}, nil
 	case "nil":
-		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
+		return Result{}, &RenderError{Kind: KindNilResult, Text: NilResultText(code)}
 	case "stream":
 		return r.stream(ctx, started, code, value, req)
 	case "promise", "thenable":
@@ -827,7 +825,7 @@ func (r *qjsRuntime) result(ctx context.Context, started time.Time, code string,
 		if r.x.promiseState(&p) == qjsPromiseRejected {
 			err := r.exceptionError(settled)
 			if je, ok := err.(*qjsJSError); ok {
-				return Result{}, &RenderError{Kind: KindJS, Text: jsErrorText(code, je.message, je.stack)}
+				return Result{}, &RenderError{Kind: KindJS, Text: JSErrorText(code, je.message, je.stack)}
 			}
 			return Result{}, r.renderError(ctx, started, code, err)
 		}
@@ -843,7 +841,7 @@ func (r *qjsRuntime) stringified(ctx context.Context, started time.Time, code st
 	}
 	defer qjsFree(&s)
 	if s.IsUndefined() {
-		return Result{}, &RenderError{Kind: KindNilResult, Text: nilResultText(code)}
+		return Result{}, &RenderError{Kind: KindNilResult, Text: NilResultText(code)}
 	}
 	body, err := qjsGoString(s)
 	if err != nil {
@@ -874,7 +872,7 @@ func (r *qjsRuntime) settle(ctx context.Context, value quickjs.Value) (quickjs.V
 		return p, nil
 	}
 	if r.loop == nil {
-		return fail(errors.New(neverSettledStubTimers))
+		return fail(errors.New(NeverSettledStubTimers))
 	}
 	err = r.loop.run(ctx, func() bool { return r.uncaught != nil || r.x.promiseState(&p) != qjsPromisePending })
 	if err == nil {
@@ -882,7 +880,7 @@ func (r *qjsRuntime) settle(ctx context.Context, value quickjs.Value) (quickjs.V
 	}
 	switch {
 	case errors.Is(err, errLoopIdle):
-		return fail(errors.New(neverSettledIdle))
+		return fail(errors.New(NeverSettledIdle))
 	case err != nil:
 		return fail(err)
 	}
@@ -907,13 +905,13 @@ func (r *qjsRuntime) renderError(ctx context.Context, started time.Time, code st
 		if stopped.memory {
 			return &RenderError{Kind: KindTimeout, Text: qjsMemoryText(r.engine.memLimit)}
 		}
-		return interruptedError(ctx, started)
+		return InterruptedError(ctx, started)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		// The event loop stopped on ctx's end before running more
 		// JavaScript: the runtime is intact (watch retires it if the
 		// engine was interrupted).
-		return interruptedError(ctx, started)
+		return InterruptedError(ctx, started)
 	}
 	var renderErr *RenderError
 	if errors.As(err, &renderErr) {
@@ -921,9 +919,9 @@ func (r *qjsRuntime) renderError(ctx context.Context, started time.Time, code st
 	}
 	var je *qjsJSError
 	if errors.As(err, &je) {
-		return &RenderError{Kind: KindJS, Text: jsErrorText(code, je.message, je.stack)}
+		return &RenderError{Kind: KindJS, Text: JSErrorText(code, je.message, je.stack)}
 	}
-	return &RenderError{Kind: KindJS, Text: jsErrorText(code, err.Error(), "")}
+	return &RenderError{Kind: KindJS, Text: JSErrorText(code, err.Error(), "")}
 }
 
 // qjsMemoryText is the answer's body for a render stopped at its memory limit.

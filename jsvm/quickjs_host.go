@@ -228,7 +228,7 @@ func (r *qjsRuntime) dispatch(args ...quickjs.Value) (ret quickjs.Value) {
 	case opProcessEnv:
 		env := map[string]string{}
 		keys := []string{}
-		for _, kv := range processEnv() {
+		for _, kv := range r.engine.opts.ProcessEnv() {
 			if _, dup := env[kv[0]]; !dup {
 				keys = append(keys, kv[0])
 			}
@@ -386,24 +386,24 @@ func (r *qjsRuntime) dispatch(args ...quickjs.Value) (ret quickjs.Value) {
 		return r.sharedGet(a.sharedKey(0))
 	case opSharedSet:
 		if r.req != nil {
-			r.req.Shared.set(a.sharedKey(0), sharedEntry{owner: r})
+			r.req.Shared.Set(a.sharedKey(0), SharedEntry{Owner: r})
 		}
 	case opSharedHas:
 		ok := false
 		if r.req != nil {
-			_, ok = r.req.Shared.get(a.sharedKey(0))
+			_, ok = r.req.Shared.Get(a.sharedKey(0))
 		}
 		return r.bool(ok)
 	case opSharedRemove:
-		return r.bool(r.req != nil && r.req.Shared.remove(a.sharedKey(0)))
+		return r.bool(r.req != nil && r.req.Shared.Delete(a.sharedKey(0)))
 	case opSharedClear:
 		if r.req != nil {
-			r.req.Shared.clear()
+			r.req.Shared.Clear()
 		}
 	case opSharedKeys:
 		keys := []any{}
 		if r.req != nil {
-			keys = append(keys, r.req.Shared.keyList()...)
+			keys = append(keys, r.req.Shared.Keys()...)
 		}
 		b, err := json.Marshal(keys)
 		if err != nil {
@@ -494,14 +494,14 @@ func (r *qjsRuntime) sharedGet(key any) quickjs.Value {
 	if r.req == nil {
 		return quickjs.UndefinedValue
 	}
-	e, ok := r.req.Shared.get(key)
+	e, ok := r.req.Shared.Get(key)
 	if !ok {
 		return quickjs.UndefinedValue
 	}
-	if e.owner == nil {
-		return r.str(r.hostValue(e.value))
+	if e.Owner == nil {
+		return r.str(r.hostValue(e.Value))
 	}
-	owner, ok := e.owner.(*qjsRuntime)
+	owner, ok := e.Owner.(*qjsRuntime)
 	if !ok || owner.broken {
 		return quickjs.UndefinedValue
 	}

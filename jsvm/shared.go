@@ -3,29 +3,36 @@ package jsvm
 import "sync"
 
 // SharedContext holds the entries of one HTTP request's
-// sharedExecutionContext. Every runtime of the request sees the same entries:
-// a runtime reading its own value gets it back unchanged; another runtime gets
-// a copy (primitives as they are, objects through JSON).
+// sharedExecutionContext (PROTOCOL.md §7). Every runtime of the request sees
+// the same entries: a runtime reading its own value gets it back unchanged;
+// another runtime gets a copy (primitives as they are, objects through JSON).
+// Keys are strings, float64 numbers or booleans. It is safe for concurrent
+// use.
 type SharedContext struct {
 	mu      sync.Mutex
 	keys    []any
-	entries map[any]sharedEntry
+	entries map[any]SharedEntry
 }
 
-type sharedEntry struct {
-	owner any // the engine runtime that stored the value
-	value any // engine value, meaningful to its owner only
+// SharedEntry is one entry of a shared context: set by a runtime (Owner, the
+// only one that holds the value itself; Value is what that engine keeps of
+// it, if anything), or put by the host before the render (Owner nil, Value
+// the host value: see SetHost).
+type SharedEntry struct {
+	Owner any
+	Value any
 }
 
 // NewSharedContext returns an empty shared context. A nil *SharedContext
 // (a runtime between renders) reads as empty and ignores writes.
 func NewSharedContext() *SharedContext {
-	return &SharedContext{entries: make(map[any]sharedEntry)}
+	return &SharedContext{entries: make(map[any]SharedEntry)}
 }
 
-func (s *SharedContext) get(key any) (sharedEntry, bool) {
+// Get returns the entry of key.
+func (s *SharedContext) Get(key any) (SharedEntry, bool) {
 	if s == nil {
-		return sharedEntry{}, false
+		return SharedEntry{}, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -33,7 +40,9 @@ func (s *SharedContext) get(key any) (sharedEntry, bool) {
 	return e, ok
 }
 
-func (s *SharedContext) set(key any, e sharedEntry) {
+// Set stores the entry of key, keeping its place in the key order if it
+// had one.
+func (s *SharedContext) Set(key any, e SharedEntry) {
 	if s == nil {
 		return
 	}
@@ -45,7 +54,8 @@ func (s *SharedContext) set(key any, e sharedEntry) {
 	s.entries[key] = e
 }
 
-func (s *SharedContext) remove(key any) bool {
+// Delete removes key and reports whether it was there.
+func (s *SharedContext) Delete(key any) bool {
 	if s == nil {
 		return false
 	}
@@ -64,7 +74,8 @@ func (s *SharedContext) remove(key any) bool {
 	return true
 }
 
-func (s *SharedContext) clear() {
+// Clear removes every entry.
+func (s *SharedContext) Clear() {
 	if s == nil {
 		return
 	}
@@ -74,7 +85,8 @@ func (s *SharedContext) clear() {
 	clear(s.entries)
 }
 
-func (s *SharedContext) keyList() []any {
+// Keys returns the keys in the order they were first set.
+func (s *SharedContext) Keys() []any {
 	if s == nil {
 		return nil
 	}
@@ -93,5 +105,5 @@ type HostFunc func(args ...string)
 // SetHost puts a value from the host into the shared context before a
 // render: a string, bool or number, a HostSet or a HostFunc.
 func (s *SharedContext) SetHost(key string, value any) {
-	s.set(key, sharedEntry{owner: nil, value: value})
+	s.Set(key, SharedEntry{Owner: nil, Value: value})
 }

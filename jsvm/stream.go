@@ -3,101 +3,7 @@ package jsvm
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 )
-
-// Sink receives a streamed result (PROTOCOL.md §5) as the JavaScript stream
-// produces it. Its methods are called on the render's goroutine.
-type Sink interface {
-	// Start is called once the stream exists, before its first chunk: the
-	// answer's status and headers go out now. An error aborts the render.
-	Start() error
-	// Write sends one chunk and flushes it; an error means the client is
-	// gone, and the JavaScript stream is aborted.
-	Write(p []byte) error
-}
-
-// Update is one update chunk of an incremental render (PROTOCOL.md §8):
-// code evaluated in the environment of bundle BundleID.
-type Update struct {
-	BundleID string
-	Code     string
-}
-
-// Updates carries an incremental render's update chunks from the goroutine
-// reading the request body to the render. Push and Close may be called from
-// any goroutine; the engine drains the queue on the render's goroutine.
-type Updates struct {
-	// Failed, when set before the render starts, is told of each update
-	// chunk that threw: bad chunks are reported and skipped.
-	Failed func(up Update, message string)
-
-	mu     sync.Mutex
-	queue  []Update
-	closed bool
-	notify func() // set by the engine while a render consumes the updates
-}
-
-// NewUpdates returns an empty, open queue.
-func NewUpdates() *Updates { return &Updates{} }
-
-// errUpdatesClosed is a Push after Close.
-var errUpdatesClosed = errors.New("incremental render updates are closed")
-
-// Push queues an update chunk.
-func (u *Updates) Push(up Update) error {
-	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
-		return errUpdatesClosed
-	}
-	u.queue = append(u.queue, up)
-	if u.notify != nil {
-		u.notify()
-	}
-	u.mu.Unlock()
-	return nil
-}
-
-// Close marks the request's end; final, when non-nil (the request's
-// onRequestClosedUpdateChunk), is evaluated after every queued update.
-func (u *Updates) Close(final *Update) {
-	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
-		return
-	}
-	if final != nil {
-		u.queue = append(u.queue, *final)
-	}
-	u.closed = true
-	if u.notify != nil {
-		u.notify()
-	}
-	u.mu.Unlock()
-}
-
-// take returns the queued updates and whether the queue is closed.
-func (u *Updates) take() ([]Update, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	q := u.queue
-	u.queue = nil
-	return q, u.closed
-}
-
-// setNotify attaches (fn) or detaches (nil) the render consuming the
-// updates. fn runs under the queue's lock, so once setNotify(nil) returns
-// no notification of this queue reaches the engine any more.
-func (u *Updates) setNotify(fn func()) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.notify = fn
-	if fn != nil && (len(u.queue) > 0 || u.closed) {
-		fn()
-	}
-}
 
 // errStreamIdle ends a stream's loop when its idle timer fires.
 var errStreamIdle = errors.New("stream idle")
@@ -108,10 +14,10 @@ var errStreamIdle = errors.New("stream idle")
 // timer; the engine calls it on each chunk.
 func startStream(req *Request, ensureLoop func() *eventLoop) (loop *eventLoop, touch func(), err error) {
 	if req.Sink == nil {
-		return nil, nil, &RenderError{Kind: KindUnsupported, Text: streamWithoutSinkText}
+		return nil, nil, &RenderError{Kind: KindUnsupported, Text: StreamWithoutSinkText}
 	}
 	if err := req.Sink.Start(); err != nil {
-		return nil, nil, &RenderError{Kind: KindCanceled, Text: "Render canceled: the request went away."}
+		return nil, nil, &RenderError{Kind: KindCanceled, Text: CanceledText}
 	}
 	loop = ensureLoop()
 	touch = func() {}
@@ -142,21 +48,21 @@ type streamEnd struct {
 func streamOutcome(ctx context.Context, code string, req *Request, end streamEnd) (Result, error) {
 	if end.writeErr != nil {
 		end.abort("the client went away")
-		return Result{}, &RenderError{Kind: KindCanceled, Text: "Stream canceled: the client went away."}
+		return Result{}, &RenderError{Kind: KindCanceled, Text: StreamCanceledText}
 	}
 	if end.err == nil {
 		if message, stack, ok := end.failed(); ok {
-			return Result{}, &RenderError{Kind: KindJS, Text: jsErrorText(code, message, stack)}
+			return Result{}, &RenderError{Kind: KindJS, Text: JSErrorText(code, message, stack)}
 		}
 		return Result{Streamed: true}, nil
 	}
 	switch {
 	case errors.Is(end.err, errStreamIdle):
 		end.abort("the stream was idle too long")
-		return Result{}, &RenderError{Kind: KindTimeout, Text: fmt.Sprintf("Stream idle: nothing was produced for %s.", req.StreamIdle)}
+		return Result{}, &RenderError{Kind: KindTimeout, Text: StreamIdleText(req.StreamIdle)}
 	case errors.Is(end.err, errLoopIdle):
 		end.abort("the stream stalled")
-		return Result{}, &RenderError{Kind: KindJS, Text: streamStalledText}
+		return Result{}, &RenderError{Kind: KindJS, Text: StreamStalledText}
 	case ctx.Err() != nil:
 		// The request went away: stop the JavaScript stream's work (if the
 		// engine was interrupted instead, this fails at once and the

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gorender/gorender/auth"
-	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/engines"
 )
 
 // Config is everything gorender is configured with, read once at start from
@@ -362,7 +362,7 @@ var settings = []setting{
 	{
 		Name: "RENDERER_JS_ENGINE", Default: "goja",
 		Doc:   "`goja` or `quickjs` (modernc.org/quickjs, pure Go; opt-in, see [Engines](#engines))",
-		Value: choice(func(c *Config) *string { return &c.JSEngine }, jsvm.Engines...),
+		Value: choice(func(c *Config) *string { return &c.JSEngine }, engines.Names...),
 	},
 	{
 		Name: "RENDERER_REWRITE_STRING_BUILDS", Default: "true", Engine: "goja",

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/engines"
 )
 
 func env(kv map[string]string) func(string) string {
@@ -221,7 +221,7 @@ func TestSettingsTable(t *testing.T) {
 		if s.Doc == "" || strings.ContainsAny(s.Doc+s.DefaultDoc, "|\n") {
 			t.Errorf("%s: Doc must be one non-empty Markdown table cell", s.Name)
 		}
-		if s.Engine != "" && !slices.Contains(jsvm.Engines, s.Engine) {
+		if s.Engine != "" && !slices.Contains(engines.Names, s.Engine) {
 			t.Errorf("%s: unknown engine %q", s.Name, s.Engine)
 		}
 		if s.Default != "" {

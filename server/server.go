@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/gorender/gorender/bundles"
 	"github.com/gorender/gorender/handlers"
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/engines"
 	"github.com/gorender/gorender/metrics"
 	"github.com/gorender/gorender/worker"
 )
@@ -52,7 +54,14 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bundle cache: %w", err)
 	}
-	engine, err := jsvm.NewEngine(cfg.JSEngine, jsvm.Options{StubTimers: cfg.StubTimers, SupportModules: cfg.SupportModules, ReplayAsyncLogs: cfg.ReplayAsyncLogs, MemoryLimit: cfg.QuickJSMemoryLimit, KeepStringBuilds: !cfg.RewriteStringBuilds})
+	engine, err := engines.New(cfg.JSEngine, jsvm.Options{
+		StubTimers:       cfg.StubTimers,
+		SupportModules:   cfg.SupportModules,
+		ReplayAsyncLogs:  cfg.ReplayAsyncLogs,
+		MemoryLimit:      cfg.QuickJSMemoryLimit,
+		KeepStringBuilds: !cfg.RewriteStringBuilds,
+		Environ:          os.Environ(), // process.env (without the password)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("JavaScript engine: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/engines"
 )
 
 type mapSource struct {
@@ -34,7 +35,7 @@ func (m *mapSource) ReadBundle(id string) ([]byte, error) {
 
 func newPools(t *testing.T, src map[string]string, mutate func(*Config)) (*Pools, *mapSource) {
 	t.Helper()
-	engine, err := jsvm.NewEngine("goja", jsvm.Options{StubTimers: true})
+	engine, err := engines.New("goja", jsvm.Options{StubTimers: true})
 	if err != nil {
 		t.Fatal(err)
 	}

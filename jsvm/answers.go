@@ -1,0 +1,152 @@
+package jsvm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrorKind classifies a failed render for the answer and for metrics.
+type ErrorKind int
+
+const (
+	// KindJS is a thrown error, a rejected promise or a syntax error.
+	KindJS ErrorKind = iota
+	// KindNilResult is a falsy completion value.
+	KindNilResult
+	// KindTimeout is a render interrupted at its deadline, or stopped at
+	// an engine's limit (memory): its runtime was replaced.
+	KindTimeout
+	// KindUnsupported is a result gorender cannot answer (a stream without
+	// a sink).
+	KindUnsupported
+	// KindCanceled is a render stopped because its request went away.
+	KindCanceled
+)
+
+// String returns the kind's metric label.
+func (k ErrorKind) String() string {
+	switch k {
+	case KindJS:
+		return "js_error"
+	case KindNilResult:
+		return "nil_result"
+	case KindTimeout:
+		return "timeout"
+	case KindUnsupported:
+		return "unsupported"
+	case KindCanceled:
+		return "canceled"
+	}
+	return "unknown"
+}
+
+// RenderError is a render that failed; Text is the answer's body. Every
+// engine answers the same failure with the same text: build it with the
+// functions and constants below.
+type RenderError struct {
+	Kind ErrorKind
+	Text string
+}
+
+func (e *RenderError) Error() string { return e.Text }
+
+// ErrInterrupted is the reason given to an engine's interrupt when a
+// render's context ends.
+var ErrInterrupted = errors.New("render interrupted")
+
+// DeadlineError is the cause a caller gives when it cancels a render's
+// context at its deadline (context.WithCancelCause): the render is then
+// answered as timed out after Limit.
+type DeadlineError struct{ Limit time.Duration }
+
+func (e *DeadlineError) Error() string { return fmt.Sprintf("render deadline of %s passed", e.Limit) }
+
+// TimeoutText is the answer's body for a render stopped at its deadline.
+func TimeoutText(limit time.Duration) string {
+	return fmt.Sprintf("Render timed out after %s: the rendering request was interrupted and its JavaScript runtime replaced.", limit)
+}
+
+// Texts of render failures every engine answers the same way.
+const (
+	// CanceledText answers a render whose request went away.
+	CanceledText = "Render canceled: the request went away."
+	// StreamCanceledText answers a stream whose client went away.
+	StreamCanceledText = "Stream canceled: the client went away."
+	// StreamWithoutSinkText answers a stream result where the caller gave
+	// no Sink.
+	StreamWithoutSinkText = "The rendering request returned a stream where a buffered answer was expected.\n"
+	// StreamStalledText answers a stream that can never continue.
+	StreamStalledText = "Stream stalled: it neither ended nor had any pending work that could continue it.\n"
+	// NeverSettledStubTimers and NeverSettledIdle are the exception
+	// messages of a promise that can never settle.
+	NeverSettledStubTimers = "the rendering request returned a promise that never settled: timers are stubbed (RENDERER_STUB_TIMERS), so nothing can resolve it"
+	NeverSettledIdle       = "the rendering request returned a promise that never settled: no timer, immediate or other pending work was left that could resolve it"
+)
+
+// StreamIdleText answers a stream that produced nothing for idle.
+func StreamIdleText(idle time.Duration) string {
+	return fmt.Sprintf("Stream idle: nothing was produced for %s.", idle)
+}
+
+// InterruptedError is the error of a render stopped because ctx ended: a
+// timeout when its deadline passed (the limit from ctx's *DeadlineError
+// cause, else from ctx's deadline and started), else a cancellation.
+func InterruptedError(ctx context.Context, started time.Time) *RenderError {
+	var deadline *DeadlineError
+	if errors.As(context.Cause(ctx), &deadline) {
+		return &RenderError{Kind: KindTimeout, Text: TimeoutText(deadline.Limit)}
+	}
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &RenderError{Kind: KindCanceled, Text: CanceledText}
+	}
+	limit := time.Since(started)
+	if d, ok := ctx.Deadline(); ok {
+		limit = d.Sub(started)
+	}
+	// Rounded up: the deadline was set a moment before the render started.
+	limit = (limit + time.Millisecond - 1).Truncate(time.Millisecond)
+	return &RenderError{Kind: KindTimeout, Text: TimeoutText(limit)}
+}
+
+// MaxDebugSnippetLength bounds how much of a rendering request an error
+// answer echoes (PROTOCOL.md §5): requests can be many megabytes.
+const MaxDebugSnippetLength = 1000
+
+const truncationFiller = "... TRUNCATED ..."
+
+// TruncateMiddle keeps the head and tail of s, max runes in all, joined by
+// the filler.
+func TruncateMiddle(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	keep := max - utf8.RuneCountInString(truncationFiller)
+	head := keep / 2
+	tail := keep - head
+	runes := []rune(s)
+	return string(runes[:head]) + truncationFiller + string(runes[len(runes)-tail:])
+}
+
+// JSErrorText is the body of a 400 for a render that threw (PROTOCOL.md §5):
+// the request (truncated), the exception message and its stack.
+func JSErrorText(code, message, stack string) string {
+	var b strings.Builder
+	b.WriteString("JS code for rendering request was:\n")
+	b.WriteString(TruncateMiddle(code, MaxDebugSnippetLength))
+	b.WriteString("\n\nEXCEPTION MESSAGE:\n")
+	b.WriteString(message)
+	b.WriteString("\n\nSTACK:\n")
+	b.WriteString(stack)
+	b.WriteString("\n")
+	return b.String()
+}
+
+// NilResultText is the body of a 400 for a falsy completion value.
+func NilResultText(code string) string {
+	return "INVALID NIL or NULL result for rendering\n\nJS code for rendering request was:\n" +
+		TruncateMiddle(code, MaxDebugSnippetLength) + "\n"
+}

@@ -1,0 +1,39 @@
+package jsvm
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestTruncateMiddle(t *testing.T) {
+	long := strings.Repeat("a", 600) + strings.Repeat("é", 600)
+	got := TruncateMiddle(long, MaxDebugSnippetLength)
+	if n := len([]rune(got)); n != MaxDebugSnippetLength {
+		t.Fatalf("length %d", n)
+	}
+	if !strings.HasPrefix(got, "aaa") || !strings.HasSuffix(got, "éé") || !strings.Contains(got, truncationFiller) {
+		t.Fatalf("bad truncation %q", got)
+	}
+	if TruncateMiddle("short", 10) != "short" {
+		t.Fatal("short string changed")
+	}
+}
+
+// TestOptionsProcessEnv: process.env is Options.Environ without the password and
+// malformed entries, in order, a repeated key at its first place with its
+// last value, NODE_ENV defaulting to production.
+func TestOptionsProcessEnv(t *testing.T) {
+	got := Options{Environ: []string{"PATH=/bin", "RENDERER_PASSWORD=secret", "=x", "junk", "A=1", "EMPTY=", "A=2"}}.ProcessEnv()
+	want := [][2]string{{"PATH", "/bin"}, {"A", "2"}, {"EMPTY", ""}, {"NODE_ENV", "production"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	got = Options{Environ: []string{"NODE_ENV=development"}}.ProcessEnv()
+	if want := [][2]string{{"NODE_ENV", "development"}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := (Options{}).ProcessEnv(); !reflect.DeepEqual(got, [][2]string{{"NODE_ENV", "production"}}) {
+		t.Fatalf("nil Environ: got %q", got)
+	}
+}

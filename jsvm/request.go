@@ -1,0 +1,101 @@
+package jsvm
+
+import (
+	"errors"
+	"sync"
+)
+
+// Sink receives a streamed result (PROTOCOL.md §5) as the JavaScript stream
+// produces it. Its methods are called on the render's goroutine.
+type Sink interface {
+	// Start is called once the stream exists, before its first chunk: the
+	// answer's status and headers go out now. An error aborts the render.
+	Start() error
+	// Write sends one chunk and flushes it; an error means the client is
+	// gone, and the JavaScript stream is aborted.
+	Write(p []byte) error
+}
+
+// Update is one update chunk of an incremental render (PROTOCOL.md §8):
+// code evaluated in the environment of bundle BundleID.
+type Update struct {
+	BundleID string
+	Code     string
+}
+
+// Updates carries an incremental render's update chunks from the goroutine
+// reading the request body to the render. Push and Close may be called from
+// any goroutine; the engine drains the queue on the render's goroutine.
+type Updates struct {
+	// Failed, when set before the render starts, is told of each update
+	// chunk that threw: bad chunks are reported and skipped.
+	Failed func(up Update, message string)
+
+	mu     sync.Mutex
+	queue  []Update
+	closed bool
+	notify func() // set by the engine while a render consumes the updates
+}
+
+// NewUpdates returns an empty, open queue.
+func NewUpdates() *Updates { return &Updates{} }
+
+// errUpdatesClosed is a Push after Close.
+var errUpdatesClosed = errors.New("incremental render updates are closed")
+
+// Push queues an update chunk.
+func (u *Updates) Push(up Update) error {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return errUpdatesClosed
+	}
+	u.queue = append(u.queue, up)
+	if u.notify != nil {
+		u.notify()
+	}
+	u.mu.Unlock()
+	return nil
+}
+
+// Close marks the request's end; final, when non-nil (the request's
+// onRequestClosedUpdateChunk), is evaluated after every queued update.
+func (u *Updates) Close(final *Update) {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return
+	}
+	if final != nil {
+		u.queue = append(u.queue, *final)
+	}
+	u.closed = true
+	if u.notify != nil {
+		u.notify()
+	}
+	u.mu.Unlock()
+}
+
+// Take returns the queued updates and whether the queue is closed. The
+// engine calls it on the render's goroutine.
+func (u *Updates) Take() ([]Update, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	q := u.queue
+	u.queue = nil
+	return q, u.closed
+}
+
+// SetNotify attaches (fn) or detaches (nil) the render consuming the
+// updates: fn is called, from any goroutine, whenever updates are queued or
+// the queue closes (at once if that already happened). fn runs under the
+// queue's lock, so it must not block, and once SetNotify(nil) returns no
+// notification of this queue reaches the engine any more.
+func (u *Updates) SetNotify(fn func()) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.notify = fn
+	if fn != nil && (len(u.queue) > 0 || u.closed) {
+		fn()
+	}
+}

@@ -24,8 +24,6 @@ type Metrics struct {
 	responseBytes   *prometheus.CounterVec
 	renderDuration  *prometheus.HistogramVec
 	queueWait       prometheus.Histogram
-	runtimesTotal   *prometheus.GaugeVec
-	runtimesBusy    *prometheus.GaugeVec
 	runtimeReplaced *prometheus.CounterVec
 	bundlesLoaded   prometheus.Gauge
 	quarantined     prometheus.Gauge
@@ -60,12 +58,6 @@ func New(version, engine string) *Metrics {
 		Name: "gorender_queue_wait_seconds", Help: "Time a render waited for free runtimes.",
 		Buckets: []float64{.0001, .001, .005, .01, .05, .1, .5, 1, 5},
 	})
-	m.runtimesTotal = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "gorender_runtimes", Help: "JavaScript runtimes alive, per bundle.",
-	}, []string{"bundle"})
-	m.runtimesBusy = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "gorender_runtimes_busy", Help: "JavaScript runtimes leased to a request, per bundle.",
-	}, []string{"bundle"})
 	m.runtimeReplaced = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gorender_runtime_replacements_total", Help: "Runtimes retired and replaced, by reason.",
 	}, []string{"reason"})
@@ -93,7 +85,7 @@ func New(version, engine string) *Metrics {
 	build.WithLabelValues(version, runtime.Version(), engine).Set(1)
 	for _, c := range []prometheus.Collector{
 		m.requests, m.requestBytes, m.responseBytes, m.renderDuration, m.queueWait,
-		m.runtimesTotal, m.runtimesBusy, m.runtimeReplaced, m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.streamsEnded, m.gemVersions, build,
+		m.runtimeReplaced, m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.streamsEnded, m.gemVersions, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
 		f(c)
@@ -117,30 +109,51 @@ func (m *Metrics) UnauthenticatedBody(inUse func() int64, budget int64) {
 	)
 }
 
-// EngineMemory registers gorender_engine_memory_bytes: per loaded bundle,
-// the memory its runtimes' engine holds outside the Go heap, which Go's
-// metrics and GOMEMLIMIT do not see (quickjs). usage is asked at each
-// scrape; a bundle it leaves out (goja, whose memory is the Go heap's) has
-// no series.
-func (m *Metrics) EngineMemory(usage func() map[string]int64) {
-	m.registry.MustRegister(&engineMemory{
-		desc: prometheus.NewDesc("gorender_engine_memory_bytes",
-			"Memory held outside the Go heap by the JavaScript engine's runtimes (quickjs), per bundle, as of each runtime's last load or render.",
+// BundleStats is one loaded bundle's runtimes (see LoadedBundles).
+type BundleStats struct {
+	ID              string
+	Runtimes, Busy  int
+	EngineMemory    int64
+	HasEngineMemory bool
+}
+
+// LoadedBundles registers the series labelled by bundle, read from stats at
+// each scrape: gorender_runtimes and gorender_runtimes_busy, and
+// gorender_engine_memory_bytes for an engine whose memory is outside the Go
+// heap (quickjs; a bundle without HasEngineMemory has no such series).
+// stats lists the loaded bundles only, so a bundle's series go when it is
+// evicted and their number is bounded by MAX_VM_POOL_SIZE.
+func (m *Metrics) LoadedBundles(stats func() []BundleStats) {
+	m.registry.MustRegister(&loadedBundles{
+		stats: stats,
+		runtimes: prometheus.NewDesc("gorender_runtimes",
+			"JavaScript runtimes alive, per loaded bundle.", []string{"bundle"}, nil),
+		busy: prometheus.NewDesc("gorender_runtimes_busy",
+			"JavaScript runtimes leased to a request, per loaded bundle.", []string{"bundle"}, nil),
+		engineMemory: prometheus.NewDesc("gorender_engine_memory_bytes",
+			"Memory held outside the Go heap by the JavaScript engine's runtimes (quickjs), per loaded bundle, as of each runtime's last load or render.",
 			[]string{"bundle"}, nil),
-		usage: usage,
 	})
 }
 
-type engineMemory struct {
-	desc  *prometheus.Desc
-	usage func() map[string]int64
+type loadedBundles struct {
+	stats                        func() []BundleStats
+	runtimes, busy, engineMemory *prometheus.Desc
 }
 
-func (c *engineMemory) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *loadedBundles) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.runtimes
+	ch <- c.busy
+	ch <- c.engineMemory
+}
 
-func (c *engineMemory) Collect(ch chan<- prometheus.Metric) {
-	for bundle, n := range c.usage() {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), bundle)
+func (c *loadedBundles) Collect(ch chan<- prometheus.Metric) {
+	for _, b := range c.stats() {
+		ch <- prometheus.MustNewConstMetric(c.runtimes, prometheus.GaugeValue, float64(b.Runtimes), b.ID)
+		ch <- prometheus.MustNewConstMetric(c.busy, prometheus.GaugeValue, float64(b.Busy), b.ID)
+		if b.HasEngineMemory {
+			ch <- prometheus.MustNewConstMetric(c.engineMemory, prometheus.GaugeValue, float64(b.EngineMemory), b.ID)
+		}
 	}
 }
 
@@ -168,16 +181,6 @@ func (m *Metrics) Render(outcome string, d time.Duration) {
 
 // QueueWait observes the wait for free runtimes.
 func (m *Metrics) QueueWait(d time.Duration) { m.queueWait.Observe(d.Seconds()) }
-
-// RuntimeBusy moves the busy gauge of a bundle.
-func (m *Metrics) RuntimeBusy(bundle string, delta int) {
-	m.runtimesBusy.WithLabelValues(bundle).Add(float64(delta))
-}
-
-// RuntimeTotal moves the alive gauge of a bundle.
-func (m *Metrics) RuntimeTotal(bundle string, delta int) {
-	m.runtimesTotal.WithLabelValues(bundle).Add(float64(delta))
-}
 
 // RuntimeReplaced counts a retired runtime.
 func (m *Metrics) RuntimeReplaced(reason string) { m.runtimeReplaced.WithLabelValues(reason).Inc() }

@@ -95,7 +95,14 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Observer:             observer,
 	})
 	if m != nil {
-		m.EngineMemory(s.pools.EngineMemory)
+		m.LoadedBundles(func() []metrics.BundleStats {
+			stats := s.pools.Stats()
+			out := make([]metrics.BundleStats, len(stats))
+			for i, b := range stats {
+				out[i] = metrics.BundleStats(b)
+			}
+			return out
+		})
 	}
 	budget := handlers.NewBudget(cfg.UnauthenticatedBudget)
 	if m != nil {

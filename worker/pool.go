@@ -42,6 +42,7 @@ type pool struct {
 	idle     []*entry
 	busy     map[*entry]struct{}
 	creating int    // runtimes being made (acquire, replenish): counted as alive
+	stuck    int    // runtimes abandoned (quarantined) that have not returned yet
 	gen      uint64 // entries made before the current generation are due for recycling
 	retired  bool
 }
@@ -86,7 +87,6 @@ func (pl *pool) acquire(ctx context.Context) (*entry, error) {
 	pl.mu.Lock()
 	pl.busy[e] = struct{}{}
 	pl.mu.Unlock()
-	pl.cfg.Observer.RuntimeBusy(pl.id, 1)
 	return e, nil
 }
 
@@ -106,6 +106,11 @@ func (pl *pool) release(e *entry, brokenReason string) {
 	case e.recycle:
 		reason = "schedule"
 	}
+	if reason != "" {
+		// Counted before the runtime stops counting as busy: whoever sees
+		// it idle sees its replacement counted too.
+		pl.cfg.Observer.RuntimeReplaced(reason)
+	}
 	e.stop = nil
 	delete(pl.busy, e)
 	retired := pl.retired
@@ -114,12 +119,6 @@ func (pl *pool) release(e *entry, brokenReason string) {
 		pl.idle = append(pl.idle, e)
 	}
 	pl.mu.Unlock()
-	if reason != "" {
-		// Counted before the runtime stops counting as busy: whoever sees
-		// it idle sees its replacement counted too.
-		pl.cfg.Observer.RuntimeReplaced(reason)
-	}
-	pl.cfg.Observer.RuntimeBusy(pl.id, -1)
 	<-pl.slots
 	if keep {
 		return
@@ -138,12 +137,12 @@ func (pl *pool) release(e *entry, brokenReason string) {
 // whenever its goroutine finally returns (finished is closed then).
 func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
 	pl.mu.Lock()
-	delete(pl.busy, e)
-	retired := pl.retired
-	pl.mu.Unlock()
-	pl.cfg.Observer.RuntimeBusy(pl.id, -1)
 	pl.cfg.Observer.RuntimeReplaced("quarantined")
 	pl.cfg.Observer.Quarantined(1)
+	delete(pl.busy, e)
+	pl.stuck++
+	retired := pl.retired
+	pl.mu.Unlock()
 	pl.cfg.Logger.Warn("runtime did not stop after interrupt: quarantined and replaced", "bundle", pl.id)
 	<-pl.slots
 	if !retired {
@@ -152,6 +151,9 @@ func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
 	go func() {
 		<-finished
 		pl.closeEntry(e)
+		pl.mu.Lock()
+		pl.stuck--
+		pl.mu.Unlock()
 		pl.cfg.Observer.Quarantined(-1)
 	}()
 }
@@ -191,15 +193,18 @@ func (pl *pool) replenish() error {
 // aliveLocked counts the runtimes idle, busy or being made; pl.mu held.
 func (pl *pool) aliveLocked() int { return len(pl.idle) + len(pl.busy) + pl.creating }
 
-// engineMemory sums the engine memory of the pool's runtimes, idle or busy;
-// ok is false when none reports any (jsvm.MemoryReporter).
-func (pl *pool) engineMemory() (n int64, ok bool) {
+// stats reports the pool's runtimes for metrics: alive (idle, busy, or
+// quarantined and not yet returned), busy, and the engine memory they hold
+// outside the Go heap (jsvm.MemoryReporter; HasEngineMemory false when none
+// reports any).
+func (pl *pool) stats() BundleStats {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
+	st := BundleStats{ID: pl.id, Runtimes: len(pl.idle) + len(pl.busy) + pl.stuck, Busy: len(pl.busy)}
 	add := func(e *entry) {
 		if m, is := e.rt.(jsvm.MemoryReporter); is {
-			n += m.MemoryUsage()
-			ok = true
+			st.EngineMemory += m.MemoryUsage()
+			st.HasEngineMemory = true
 		}
 	}
 	for _, e := range pl.idle {
@@ -208,7 +213,7 @@ func (pl *pool) engineMemory() (n int64, ok bool) {
 	for e := range pl.busy {
 		add(e)
 	}
-	return n, ok
+	return st
 }
 
 // size is the number of runtimes alive, idle or busy.
@@ -235,7 +240,6 @@ func (pl *pool) newEntry(ctx context.Context) (*entry, error) {
 		rt.Close()
 		return nil, fmt.Errorf("load bundle %s: interrupted at its deadline", pl.id)
 	}
-	pl.cfg.Observer.RuntimeTotal(pl.id, 1)
 	pl.mu.Lock()
 	gen := pl.gen
 	pl.mu.Unlock()
@@ -256,7 +260,6 @@ func (e *entry) serve() {
 func (pl *pool) closeEntry(e *entry) {
 	close(e.jobs)
 	e.rt.Close()
-	pl.cfg.Observer.RuntimeTotal(pl.id, -1)
 }
 
 // recycleOne replaces one runtime made before the current generation: an

@@ -58,8 +58,6 @@ type Source interface {
 type Observer interface {
 	QueueWait(d time.Duration)
 	Quarantined(delta int)
-	RuntimeBusy(bundleID string, delta int)
-	RuntimeTotal(bundleID string, delta int)
 	RuntimeReplaced(reason string)
 	BundlesLoaded(n int)
 }
@@ -124,19 +122,30 @@ func (p *Pools) IsLoaded(id string) bool {
 	return ok
 }
 
-// EngineMemory returns, per loaded bundle, the bytes its runtimes' engine
-// holds outside the Go heap (jsvm.MemoryReporter), as of each runtime's
-// last load or render. Bundles whose runtimes allocate on the Go heap
-// (goja) are left out. It may be called at any time (metrics scrapes).
-func (p *Pools) EngineMemory() map[string]int64 {
+// BundleStats is one loaded bundle's runtimes, for metrics.
+type BundleStats struct {
+	ID       string
+	Runtimes int // alive: idle, busy, or quarantined and not yet returned
+	Busy     int // leased to a request
+	// EngineMemory is what the runtimes' engine holds outside the Go heap
+	// (jsvm.MemoryReporter), as of each runtime's last load or render;
+	// HasEngineMemory is false for an engine whose memory is the Go
+	// heap's (goja).
+	EngineMemory    int64
+	HasEngineMemory bool
+}
+
+// Stats returns the runtimes of every loaded bundle, in no particular
+// order. A bundle evicted from the pools is not in it, even while its
+// last renders drain: what is labelled by bundle lives as long as the
+// bundle is loaded. It may be called at any time (metrics scrapes).
+func (p *Pools) Stats() []BundleStats {
 	p.mu.Lock()
-	pools := maps.Clone(p.pools)
+	pools := slices.Collect(maps.Values(p.pools))
 	p.mu.Unlock()
-	out := make(map[string]int64, len(pools))
-	for id, pl := range pools {
-		if n, ok := pl.engineMemory(); ok {
-			out[id] = n
-		}
+	out := make([]BundleStats, len(pools))
+	for i, pl := range pools {
+		out[i] = pl.stats()
 	}
 	return out
 }
@@ -450,12 +459,10 @@ func (p *Pools) Close() {
 
 type nopObserver struct{}
 
-func (nopObserver) QueueWait(time.Duration)  {}
-func (nopObserver) RuntimeBusy(string, int)  {}
-func (nopObserver) RuntimeTotal(string, int) {}
-func (nopObserver) RuntimeReplaced(string)   {}
-func (nopObserver) BundlesLoaded(int)        {}
-func (nopObserver) Quarantined(int)          {}
+func (nopObserver) QueueWait(time.Duration) {}
+func (nopObserver) RuntimeReplaced(string)  {}
+func (nopObserver) BundlesLoaded(int)       {}
+func (nopObserver) Quarantined(int)         {}
 
 // RunRecycler recycles every runtime of every pool each RecycleInterval,
 // one at a time RecycleDelay apart, until ctx ends (upstream's scheduled

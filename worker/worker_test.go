@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -178,5 +179,31 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if p.Loaded() != 0 {
 		t.Fatalf("failed bundles stayed loaded: %d", p.Loaded())
+	}
+}
+
+// TestStatsListLoadedBundlesOnly: Stats (the series labelled by bundle) has
+// one entry per loaded bundle, and an evicted bundle leaves it at once.
+func TestStatsListLoadedBundlesOnly(t *testing.T) {
+	src := map[string]string{"a": "1", "b": "2", "c": "3"}
+	p, _ := newPools(t, src, func(c *Config) { c.MaxBundles = 2 })
+	ids := func() []string {
+		var out []string
+		for _, st := range p.Stats() {
+			if st.Runtimes != 1 || st.Busy != 0 {
+				t.Errorf("stats of %s: %+v, want 1 runtime, none busy", st.ID, st)
+			}
+			out = append(out, st.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if _, err := p.Render(context.Background(), id, nil, "1", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := ids(); !slices.Equal(got, []string{"b", "c"}) {
+		t.Fatalf("Stats lists %v, want the loaded [b c]", got)
 	}
 }

@@ -34,9 +34,14 @@ type Cache struct {
 	locks   keyedMutex
 	bufPool sync.Pool // *[]byte of copyBufSize
 
-	// Lock-file timings; tests shorten them.
-	lockStale time.Duration
-	lockPoll  time.Duration
+	// stored wakes the pruner after a store added bytes (capacity 1).
+	stored    chan struct{}
+	noDirLock sync.Once // warn once that flock is not available
+
+	// Lock-file timings and PruneMinIdle; tests shorten them.
+	lockStale    time.Duration
+	lockPoll     time.Duration
+	pruneMinIdle time.Duration
 }
 
 // Open returns the cache rooted at root, creating root and root/uploads if
@@ -56,11 +61,13 @@ func Open(root string, logger *slog.Logger) (*Cache, error) {
 		return nil, fmt.Errorf("open bundle cache %q: %w", abs, err)
 	}
 	c := &Cache{
-		root:      abs,
-		logger:    logger.With("component", "bundles"),
-		locks:     keyedMutex{m: make(map[string]*keyedEntry)},
-		lockStale: defaultLockStale,
-		lockPoll:  defaultLockPoll,
+		root:         abs,
+		logger:       logger.With("component", "bundles"),
+		locks:        keyedMutex{m: make(map[string]*keyedEntry)},
+		stored:       make(chan struct{}, 1),
+		lockStale:    defaultLockStale,
+		lockPoll:     defaultLockPoll,
+		pruneMinIdle: PruneMinIdle,
 	}
 	c.bufPool.New = func() any {
 		b := make([]byte, copyBufSize)

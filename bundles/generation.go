@@ -35,21 +35,9 @@ func (c *Cache) ReadGeneration(path string) (*Generation, error) {
 	if filepath.Dir(filepath.Clean(path)) != dir || filepath.Ext(path) != ".json" {
 		return nil, fmt.Errorf("current-generation manifest %q: want %s/<generation id>.json", path, dir)
 	}
-	f, err := os.Open(path)
+	ids, err := readDeclaration(path)
 	if err != nil {
 		return nil, fmt.Errorf("current-generation manifest: %w", err)
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("current-generation manifest %s: %w", path, err)
-	}
-	if len(raw) > maxManifestBytes {
-		return nil, fmt.Errorf("current-generation manifest %s: larger than %d bytes", path, maxManifestBytes)
-	}
-	ids, err := parseGeneration(raw)
-	if err != nil {
-		return nil, fmt.Errorf("current-generation manifest %s: %w", path, err)
 	}
 	var problems []error
 	for _, id := range ids {
@@ -64,6 +52,27 @@ func (c *Cache) ReadGeneration(path string) (*Generation, error) {
 		return nil, fmt.Errorf("current-generation manifest %s: %w", path, errors.Join(problems...))
 	}
 	return &Generation{ID: strings.TrimSuffix(filepath.Base(path), ".json"), Bundles: ids}, nil
+}
+
+// readDeclaration reads the bundle ids of the declaration at path.
+func readDeclaration(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(raw) > maxManifestBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxManifestBytes)
+	}
+	ids, err := parseGeneration(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ids, nil
 }
 
 func parseGeneration(raw []byte) ([]string, error) {

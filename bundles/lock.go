@@ -27,24 +27,45 @@ type keyedEntry struct {
 // lock takes the mutex of key, waiting until it is free or ctx is done. On
 // success the returned func releases it.
 func (k *keyedMutex) lock(ctx context.Context, key string) (unlock func(), err error) {
+	e := k.ref(key)
+	select {
+	case e.sem <- struct{}{}:
+		return k.unlocker(key, e), nil
+	case <-ctx.Done():
+		k.release(key, e)
+		return nil, ctx.Err()
+	}
+}
+
+// tryLock takes the mutex of key if it is free; ok is false when it is not.
+func (k *keyedMutex) tryLock(key string) (unlock func(), ok bool) {
+	e := k.ref(key)
+	select {
+	case e.sem <- struct{}{}:
+		return k.unlocker(key, e), true
+	default:
+		k.release(key, e)
+		return nil, false
+	}
+}
+
+// ref returns the entry of key, made if needed, counting the caller in.
+func (k *keyedMutex) ref(key string) *keyedEntry {
 	k.mu.Lock()
+	defer k.mu.Unlock()
 	e := k.m[key]
 	if e == nil {
 		e = &keyedEntry{sem: make(chan struct{}, 1)}
 		k.m[key] = e
 	}
 	e.refs++
-	k.mu.Unlock()
+	return e
+}
 
-	select {
-	case e.sem <- struct{}{}:
-		return func() {
-			<-e.sem
-			k.release(key, e)
-		}, nil
-	case <-ctx.Done():
+func (k *keyedMutex) unlocker(key string, e *keyedEntry) func() {
+	return func() {
+		<-e.sem
 		k.release(key, e)
-		return nil, ctx.Err()
 	}
 }
 

@@ -81,6 +81,9 @@ func (c *Cache) Store(ctx context.Context, up Upload) (StoreResult, error) {
 			res.Stored = append(res.Stored, id)
 		}
 	}
+	if len(res.Stored) > 0 || len(up.Assets) > 0 {
+		c.wakePruner()
+	}
 	return res, nil
 }
 
@@ -128,15 +131,14 @@ func (c *Cache) storeOne(ctx context.Context, id, staged string, assets []Asset)
 	defer unlock()
 
 	dir := c.Dir(id)
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, dirPerm); err != nil {
-			return false, fmt.Errorf("store bundle %s: %w", id, err)
-		}
-		// Make the new directory entry durable along with what goes in it.
-		if err := syncDir(c.root); err != nil {
-			return false, fmt.Errorf("store bundle %s: %w", id, err)
-		}
+	held, err := c.makeAndHoldDir(id)
+	if err != nil {
+		return false, fmt.Errorf("store bundle %s: %w", id, err)
 	}
+	// Held while storing, so no pruner removes the directory under us; the
+	// release marks the bundle used, so none removes it before the render
+	// that follows the store (PruneMinIdle).
+	defer c.unhold(id, held)
 	fl, err := c.lockFile(ctx, c.lockPath(id))
 	if err != nil {
 		return false, fmt.Errorf("store bundle %s: %w", id, err)
@@ -165,6 +167,28 @@ func (c *Cache) storeOne(ctx context.Context, id, staged string, assets []Asset)
 		c.logger.Info("stored bundle", "bundle", id, "assets", len(assets))
 	}
 	return existed, nil
+}
+
+// makeAndHoldDir makes the directory of bundle id if needed and holds it
+// (see Hold). A pruner may remove the directory between the two steps: then
+// it is made again.
+func (c *Cache) makeAndHoldDir(id string) (*os.File, error) {
+	dir := c.Dir(id)
+	for attempt := 0; ; attempt++ {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(dir, dirPerm); err != nil {
+				return nil, err
+			}
+			// Make the new directory entry durable along with what goes in it.
+			if err := syncDir(c.root); err != nil {
+				return nil, err
+			}
+		}
+		f, err := c.holdDir(id)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 2 {
+			return f, err
+		}
+	}
 }
 
 // placeBundle makes staged the bundle file of id unless one is present. The

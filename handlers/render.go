@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
 	"time"
 
@@ -99,12 +100,17 @@ func (h *Handlers) missingBundles(entry string, deps []string, started time.Time
 	if len(missing) == 0 {
 		return reply{}, false
 	}
+	return h.bundleGone(started, "bundles", missing), true
+}
+
+// bundleGone is the 410 of a bundle that is not in the cache.
+func (h *Handlers) bundleGone(started time.Time, logArgs ...any) reply {
 	h.observeRender("not_found_bundle", started)
 	if h.Metrics != nil {
 		h.Metrics.BundleMissing()
 	}
-	h.Logger.Info("bundle not in cache", "bundles", missing)
-	return textReply(http.StatusGone, "No bundle uploaded"), true
+	h.Logger.Info("bundle not in cache", logArgs...)
+	return textReply(http.StatusGone, "No bundle uploaded")
 }
 
 // streamEnded accounts for a streamed answer; a failure ends it abruptly.
@@ -174,6 +180,10 @@ func (h *Handlers) renderFailure(r *http.Request, entry string, started time.Tim
 		h.observeRender("js_error", started)
 		h.Logger.Error("bundle failed to load", "bundle", loadErr.ID, "err", loadErr.Err)
 		return textReply(http.StatusBadRequest, "The bundle failed to load: "+loadErr.Error()), true
+	case errors.Is(err, fs.ErrNotExist):
+		// Pruned from the cache after the 410 check: the same answer, and
+		// Rails uploads it again.
+		return h.bundleGone(started, "err", err), true
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		h.observeRender("canceled", started)
 		return reply{}, false

@@ -37,6 +37,7 @@ type pool struct {
 	program jsvm.Program
 	cfg     Config
 	slots   chan struct{}
+	unhold  func() // releases the bundle's files (Source.Hold) once drained
 
 	mu       sync.Mutex
 	idle     []*entry
@@ -47,11 +48,12 @@ type pool struct {
 	retired  bool
 }
 
-func newPool(id string, prg jsvm.Program, cfg Config) *pool {
+func newPool(id string, prg jsvm.Program, cfg Config, unhold func()) *pool {
 	return &pool{
 		id:      id,
 		program: prg,
 		cfg:     cfg,
+		unhold:  unhold,
 		slots:   make(chan struct{}, cfg.RuntimesPerBundle),
 		busy:    make(map[*entry]struct{}),
 	}
@@ -309,8 +311,10 @@ func (pl *pool) startGeneration() {
 }
 
 // drain retires the pool: idle runtimes close now, busy ones when released,
-// and any still busy after timeout are interrupted.
+// and any still busy after timeout are interrupted. Then the bundle's files
+// are no longer held.
 func (pl *pool) drain(timeout time.Duration) {
+	defer pl.unhold()
 	pl.mu.Lock()
 	pl.retired = true
 	idle := pl.idle

@@ -50,6 +50,10 @@ func (e *LoadError) Unwrap() error { return e.Err }
 
 // Source gives the pools a bundle's JavaScript.
 type Source interface {
+	// Hold keeps bundle id's files in place until release is called: a
+	// pool holds its bundle from before it reads it until it is drained,
+	// so the cache's pruner never removes a loaded bundle.
+	Hold(id string) (release func(), err error)
 	ReadBundle(id string) ([]byte, error)
 }
 
@@ -396,8 +400,17 @@ func (p *Pools) pool(ctx context.Context, id string) (*pool, error) {
 
 // load reads and compiles bundle id and starts its pool with one runtime, so
 // that a bundle that fails to evaluate fails here, once.
-func (p *Pools) load(ctx context.Context, id string) (*pool, error) {
+func (p *Pools) load(ctx context.Context, id string) (pl *pool, err error) {
 	started := time.Now()
+	release, err := p.cfg.Source.Hold(id)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
 	src, err := p.cfg.Source.ReadBundle(id)
 	if err != nil {
 		return nil, fmt.Errorf("read bundle %s: %w", id, err)
@@ -412,7 +425,7 @@ func (p *Pools) load(ctx context.Context, id string) (*pool, error) {
 	if err != nil {
 		return nil, &LoadError{ID: id, Err: err}
 	}
-	pl := newPool(id, prg, p.cfg)
+	pl = newPool(id, prg, p.cfg, release)
 	e, err := pl.newEntry(ctx)
 	if err != nil {
 		return nil, &LoadError{ID: id, Err: err}

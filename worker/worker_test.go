@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +21,38 @@ import (
 type mapSource struct {
 	mu    sync.Mutex
 	src   map[string]string
+	held  map[string]int // holds not released, by bundle
 	reads atomic.Int32
+}
+
+func (m *mapSource) Hold(id string) (func(), error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.held == nil {
+		m.held = map[string]int{}
+	}
+	m.held[id]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			m.held[id]--
+			m.mu.Unlock()
+		})
+	}, nil
+}
+
+// holds returns the bundles held, with how many holds each.
+func (m *mapSource) holds() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]int{}
+	for id, n := range m.held {
+		if n != 0 {
+			out[id] = n
+		}
+	}
+	return out
 }
 
 func (m *mapSource) ReadBundle(id string) ([]byte, error) {
@@ -205,5 +237,36 @@ func TestStatsListLoadedBundlesOnly(t *testing.T) {
 	}
 	if got := ids(); !slices.Equal(got, []string{"b", "c"}) {
 		t.Fatalf("Stats lists %v, want the loaded [b c]", got)
+	}
+}
+
+// TestPoolsHoldLoadedBundles: a bundle is held (kept safe from the cache's
+// pruner) from its load until its pool is drained after eviction; a bundle
+// that fails to load is not held; Close releases every hold.
+func TestPoolsHoldLoadedBundles(t *testing.T) {
+	p, source := newPools(t, map[string]string{"a": "1", "b": "2", "bad": "function ("}, func(c *Config) { c.MaxBundles = 1 })
+	if _, err := p.Render(context.Background(), "a", nil, "1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := source.holds(); !maps.Equal(got, map[string]int{"a": 1}) {
+		t.Fatalf("holds %v with a loaded, want [a:1]", got)
+	}
+	if _, err := p.Render(context.Background(), "bad", nil, "1", nil); err == nil {
+		t.Fatal("the bad bundle loaded")
+	}
+	if _, err := p.Render(context.Background(), "b", nil, "1", nil); err != nil {
+		t.Fatal(err)
+	}
+	// a was evicted: its pool drains in the background, then lets go.
+	deadline := time.Now().Add(10 * time.Second)
+	for !maps.Equal(source.holds(), map[string]int{"b": 1}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("holds %v after a's eviction, want [b:1]", source.holds())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p.Close()
+	if got := source.holds(); len(got) != 0 {
+		t.Errorf("holds %v after Close, want none", got)
 	}
 }

@@ -29,6 +29,8 @@ type Metrics struct {
 	quarantined     prometheus.Gauge
 	bundleUploads   *prometheus.CounterVec
 	bundleMissing   prometheus.Counter
+	cacheBytes      prometheus.Gauge
+	bundlesPruned   prometheus.Counter
 	streamsEnded    *prometheus.CounterVec
 	gemVersions     *prometheus.CounterVec
 
@@ -73,6 +75,12 @@ func New(version, engine string) *Metrics {
 	m.bundleMissing = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "gorender_bundle_missing_total", Help: "Renders answered 410 because a bundle was not in the cache.",
 	})
+	m.cacheBytes = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gorender_bundle_cache_bytes", Help: "Bytes of the bundle cache's bundle directories, as of the last pruning pass (every minute and after each store).",
+	})
+	m.bundlesPruned = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gorender_bundles_pruned_total", Help: "Bundles removed from the cache to keep it within RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE.",
+	})
 	m.streamsEnded = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gorender_streams_ended_total", Help: "Streamed answers by how they ended: ok, client_gone, idle or error.",
 	}, []string{"outcome"})
@@ -85,7 +93,7 @@ func New(version, engine string) *Metrics {
 	build.WithLabelValues(version, runtime.Version(), engine).Set(1)
 	for _, c := range []prometheus.Collector{
 		m.requests, m.requestBytes, m.responseBytes, m.renderDuration, m.queueWait,
-		m.runtimeReplaced, m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.streamsEnded, m.gemVersions, build,
+		m.runtimeReplaced, m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.cacheBytes, m.bundlesPruned, m.streamsEnded, m.gemVersions, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
 		f(c)
@@ -199,6 +207,13 @@ func (m *Metrics) StreamEnded(outcome string) { m.streamsEnded.WithLabelValues(o
 
 // BundleMissing counts a 410.
 func (m *Metrics) BundleMissing() { m.bundleMissing.Inc() }
+
+// BundleCache records a pruning pass: the cache's size after it and how
+// many bundles it removed.
+func (m *Metrics) BundleCache(size int64, pruned int) {
+	m.cacheBytes.Set(float64(size))
+	m.bundlesPruned.Add(float64(pruned))
+}
 
 // maxGemVersions bounds the gem_version label set; later versions count as "other".
 const maxGemVersions = 20

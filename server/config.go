@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gorender/gorender/auth"
+	"github.com/gorender/gorender/bundles"
 	"github.com/gorender/gorender/jsvm/engines"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	// that old (±10%), at its next answer, so that long-lived h2c
 	// connections rebalance across replicas (0: never).
 	MaxConnectionAge time.Duration
+	// CacheMaxSize bounds the bundle cache: least recently used bundles
+	// that are not in use are pruned beyond it (bytes; 0: no limit).
+	CacheMaxSize uint64
 	// GenerationManifest is the absolute path of a pre-seed declaration
 	// whose bundles are loaded at start (RENDERER_CURRENT_GENERATION_MANIFEST).
 	GenerationManifest string
@@ -106,6 +110,9 @@ func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
 	}
 	if (getenv("RENDERER_ALL_WORKERS_RESTART_INTERVAL") == "") != (getenv("RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS") == "") {
 		errs = append(errs, errors.New("RENDERER_ALL_WORKERS_RESTART_INTERVAL and RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS go together: set both or neither"))
+	}
+	if c.CacheMaxSize > 0 && !bundles.DirLocks {
+		errs = append(errs, errors.New("RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE needs flock(2) to prune safely, which this platform lacks: unset it"))
 	}
 	warnings, err := auth.StartupPolicy(c.Password, getenv)
 	if err != nil {
@@ -205,6 +212,11 @@ var settings = []setting{
 		DefaultDoc: "nearest `.node-renderer-bundles` above the working directory, else `/tmp/react-on-rails-pro-node-renderer-bundles`",
 		Doc:        "bundle cache root (`RENDERER_BUNDLE_PATH` is a deprecated alias)",
 		Value:      custom{read: parseCachePath, format: func(c *Config) string { return c.CachePath }},
+	},
+	{
+		Name: "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE", Default: "0",
+		Doc:   "size limit of the bundle cache: past it, the least recently used bundles that no gorender on the cache has loaded or is storing, that no `.current-generations` declaration names and that were not used in the last 5 minutes are removed with their companion files (see [Bundle cache](#bundle-cache)). Sizes like `2GiB`; `0` is no limit",
+		Value: size(func(c *Config) *uint64 { return &c.CacheMaxSize }),
 	},
 	{
 		Name:       "RENDERER_WORKERS_COUNT",

@@ -296,3 +296,18 @@ func TestUnknownVariables(t *testing.T) {
 		t.Errorf("UnknownVariables = %q, want %q", got, want)
 	}
 }
+
+func TestCacheMaxSize(t *testing.T) {
+	for v, want := range map[string]uint64{"": 0, "0": 0, "2GiB": 2 << 30, "500MiB": 500 << 20, "1073741824": 1 << 30} {
+		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE": v}), 0)
+		if err != nil || c.CacheMaxSize != want {
+			t.Errorf("RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE=%q: %v, %v; want %d", v, c, err, want)
+		}
+	}
+	for _, v := range []string{"lots", "-1GiB", "2PiB"} {
+		_, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE": v}), 0)
+		if err == nil || !strings.Contains(err.Error(), "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE") {
+			t.Errorf("RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE=%q: err %v, want it named", v, err)
+		}
+	}
+}

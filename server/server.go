@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -29,6 +30,9 @@ const (
 	sweepEvery        = 5 * time.Minute
 	stagingMaxAge     = 30 * time.Minute
 	memoryGuardEvery  = 100 * time.Millisecond
+	// pruneEvery is how often the bundle cache is measured and pruned to
+	// RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE, besides after every store.
+	pruneEvery = time.Minute
 )
 
 // Server is a configured gorender, ready to serve.
@@ -39,6 +43,7 @@ type Server struct {
 	pools    *worker.Pools
 	engine   jsvm.Engine
 	handler  http.Handler
+	metrics  *metrics.Metrics // nil when RENDERER_METRICS is off
 	stopping atomic.Bool
 	// generation is the pre-seed declaration to load at start (nil: none);
 	// generationLoaded turns true once all its bundles are loaded.
@@ -71,7 +76,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		m = metrics.New(version, engine.Name())
 		observer = m
 	}
-	s := &Server{cfg: cfg, logger: logger, cache: cache, engine: engine, version: version}
+	s := &Server{cfg: cfg, logger: logger, cache: cache, engine: engine, metrics: m, version: version}
 	if cfg.GenerationManifest != "" {
 		// A bad declaration fails the start: a deploy that ships a broken
 		// cache must not come up half-ready.
@@ -190,6 +195,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	background, stopBackground := context.WithCancel(context.Background())
 	defer stopBackground()
 	go s.cache.RunSweeper(background, sweepEvery, stagingMaxAge)
+	go s.cache.RunPruner(background, int64(min(s.cfg.CacheMaxSize, math.MaxInt64)), pruneEvery, func(rep bundles.PruneReport) {
+		if s.metrics != nil {
+			s.metrics.BundleCache(rep.Size, len(rep.Pruned))
+		}
+	})
 	go s.pools.RunRecycler(background)
 	go s.pools.RunMemoryGuard(background, s.cfg.MaxHeap, memoryGuardEvery)
 	if s.generation != nil {

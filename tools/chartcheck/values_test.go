@@ -14,10 +14,11 @@ import (
 // notValues are configuration variables the chart sets itself or leaves out
 // on purpose.
 var notValues = map[string]string{
-	"RENDERER_BUNDLE_PATH": "deprecated alias of RENDERER_SERVER_BUNDLE_CACHE_PATH, which the chart sets from cache.mountPath",
-	"GOMEMLIMIT":           "the Go runtime's own; gorender derives 90% of the container's memory limit without it (extraEnv sets it)",
-	"GOGC":                 "the Go runtime's own; gorender uses 200 without it (extraEnv sets it)",
-	"GOMAXPROCS":           "the Go runtime's own; gorender uses the CPU limit but at least 2 without it (extraEnv sets it)",
+	"RENDERER_BUNDLE_PATH":             "deprecated alias of RENDERER_SERVER_BUNDLE_CACHE_PATH, which the chart sets from cache.mountPath",
+	"GOMEMLIMIT":                       "the Go runtime's own; gorender derives 90% of the container's memory limit without it (extraEnv sets it)",
+	"GOGC":                             "the Go runtime's own; gorender uses 200 without it (extraEnv sets it)",
+	"GOMAXPROCS":                       "the Go runtime's own; gorender uses the CPU limit but at least 2 without it (extraEnv sets it)",
+	"RENDERER_ENABLE_HEALTH_ENDPOINTS": "accepted for compatibility and ignored: /health and /ready are always on",
 }
 
 // TestEveryConfigVariableIsAValue: each variable gorender's configuration

@@ -325,6 +325,7 @@ func checkRendererContainer(t *testing.T, c *corev1.Container, spec *corev1.PodS
 	if cache == "" || !emptyDirs[mounts[cache]] {
 		t.Errorf("RENDERER_SERVER_BUNDLE_CACHE_PATH=%q is not an emptyDir mount (mounts %v)", cache, mounts)
 	}
+	checkCacheBound(t, spec, mounts[cache], env["RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE"])
 	if !emptyDirs[mounts["/tmp"]] {
 		t.Error("/tmp is not an emptyDir mount (the root file system is read-only)")
 	}
@@ -575,4 +576,42 @@ func configEnvNames(t *testing.T) map[string]bool {
 		known[n] = true
 	}
 	return known
+}
+
+// checkCacheBound: when the cache volume has a size limit (the kubelet
+// evicts the pod past it), gorender prunes the cache below it
+// (RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE), leaving at least a tenth of the
+// volume for uploads being staged.
+func checkCacheBound(t *testing.T, spec *corev1.PodSpec, volume, maxSize string) {
+	t.Helper()
+	for _, v := range spec.Volumes {
+		if v.Name != volume || v.EmptyDir == nil || v.EmptyDir.SizeLimit == nil {
+			continue
+		}
+		limit := v.EmptyDir.SizeLimit.Value()
+		n, ok := gorenderSize(maxSize)
+		if !ok || n <= 0 || n > limit-limit/10 {
+			t.Errorf("cache volume %s has sizeLimit %s but RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE=%q: want a size at most 90%% of it", volume, v.EmptyDir.SizeLimit, maxSize)
+		}
+	}
+}
+
+// gorenderSize reads a size as gorender does: bytes, or a number with
+// KiB, MiB, GiB (or K, M, G) or KB, MB, GB.
+func gorenderSize(v string) (int64, bool) {
+	scale := int64(1)
+	for _, u := range []struct {
+		suffix string
+		scale  int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+		if rest, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, scale = strings.TrimSpace(rest), u.scale
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 {
+		return 0, false
+	}
+	return int64(f * float64(scale)), true
 }

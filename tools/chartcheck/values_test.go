@@ -74,6 +74,8 @@ func TestChartRejects(t *testing.T) {
 		{"bad log level", []string{"--set", pw, "--set", "config.logLevel=loud"}, "logLevel"},
 		{"bad heap size", []string{"--set", pw, "--set", "config.maxHeap=lots"}, "maxHeap"},
 		{"bad port", []string{"--set", pw, "--set", "config.port=70000"}, "port"},
+		{"bad cache max size", []string{"--set", pw, "--set", "cache.maxSize=lots"}, "maxSize"},
+		{"cache size limit not a quantity", []string{"--set", pw, "--set", "cache.sizeLimit=plenty"}, "cache.sizeLimit"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,6 +150,52 @@ func TestGracePeriodFollowsShutdownTimeout(t *testing.T) {
 				if secs := int64(math.Ceil(dur.Seconds())); secs > tc.want-5 {
 					t.Errorf("RENDERER_SHUTDOWN_TIMEOUT=%q is %ds, more than the grace period allows", e.Value, secs)
 				}
+			}
+		})
+	}
+}
+
+// TestCacheMaxSizeFromSizeLimit: RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE is
+// 80% of the cache volume's sizeLimit in bytes, whatever the quantity's
+// unit; cache.maxSize overrides it (0: no limit); without a sizeLimit it is
+// left unset (no limit).
+func TestCacheMaxSizeFromSizeLimit(t *testing.T) {
+	cases := []struct {
+		set  []string
+		want string // "": unset
+	}{
+		{nil, "1717986918"}, // the default 2Gi
+		{[]string{"--set", "cache.sizeLimit=500M"}, "400000000"},
+		{[]string{"--set", "cache.sizeLimit=1.5Gi"}, "1288490188"},
+		{[]string{"--set", "cache.sizeLimit=10Ti"}, "8796093022208"},
+		{[]string{"--set", "cache.sizeLimit=1073741824"}, "858993459"},
+		{[]string{"--set", "cache.sizeLimit=null"}, ""},
+		{[]string{"--set", "cache.maxSize=1GiB"}, "1GiB"},
+		{[]string{"--set", "cache.maxSize=0"}, "0"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.set, " "), func(t *testing.T) {
+			args := append([]string{"--set", "password.value=a-long-enough-password-for-tests", "--show-only", "templates/deployment.yaml"}, tc.set...)
+			out, err := helmTemplate(t, args...)
+			if err != nil {
+				t.Fatalf("helm template: %v\n%s", err, out)
+			}
+			objects, err := decodeAll(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, ok := objects[0].obj.(*appsv1.Deployment)
+			if !ok {
+				t.Fatalf("not a Deployment: %T", objects[0].obj)
+			}
+			got := ""
+			for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+				if e.Name == "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE" {
+					got = e.Value
+				}
+			}
+			if got != tc.want {
+				t.Errorf("RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -117,6 +117,30 @@ or a bare number of seconds) into whole seconds, rounded up.
 {{- end }}
 
 {{/*
+gorender.cacheMaxSize is RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE: cache.maxSize
+when set, else 80% of cache.sizeLimit in bytes (the rest is headroom for
+uploads being staged and for bundles used in the last 5 minutes, which are
+never pruned, so the kubelet does not evict the pod for filling the
+volume), else "" (no limit).
+*/}}
+{{- define "gorender.cacheMaxSize" -}}
+{{- $c := .Values.cache }}
+{{- if not (kindIs "invalid" $c.maxSize) }}
+{{- toString $c.maxSize }}
+{{- else if $c.sizeLimit }}
+{{- $q := toString $c.sizeLimit }}
+{{- if kindIs "float64" $c.sizeLimit }}{{ $q = printf "%.0f" $c.sizeLimit }}{{ end }}
+{{- $m := regexFind "^[0-9]+(\\.[0-9]+)?" $q }}
+{{- $suffix := trimPrefix $m $q }}
+{{- $scale := dict "" 1.0 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 }}
+{{- if or (not $m) (not (hasKey $scale $suffix)) }}
+{{- fail (printf "cache.sizeLimit %q: cannot derive cache.maxSize from it; want a quantity such as 2Gi or 500M, or set cache.maxSize" $q) }}
+{{- end }}
+{{- printf "%d" (int64 (floor (mulf (float64 $m) (get $scale $suffix) 0.8))) }}
+{{- end }}
+{{- end }}
+
+{{/*
 gorender.configEnv lists the renderer's environment, one entry per variable
 of server/config.go (tools/chartcheck checks that none is missing). Unset
 (null or "") values are left out so gorender's defaults apply.
@@ -127,6 +151,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_HOST" $c.host)
   (list "RENDERER_PORT" $c.port)
   (list "RENDERER_SERVER_BUNDLE_CACHE_PATH" .Values.cache.mountPath)
+  (list "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE" (include "gorender.cacheMaxSize" .))
   (list "RENDERER_WORKERS_COUNT" $c.workersCount)
   (list "MAX_VM_POOL_SIZE" $c.maxVmPoolSize)
   (list "VM_POOL_ROLLOUT_DRAIN_TIMEOUT" $c.vmPoolRolloutDrainTimeout)

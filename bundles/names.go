@@ -1,8 +1,10 @@
 // Package bundles is gorender's on-disk bundle cache: bundle id and companion
 // file name validation, the cache layout of PROTOCOL.md §6.3, streaming of
 // uploaded parts into per-request staging directories, the first-writer-wins
-// store with per-id locking (in process and across processes), and sweeping of
-// abandoned staging directories. It knows nothing of JavaScript or HTTP.
+// store with per-id locking (in process and across processes), sweeping of
+// abandoned staging directories, holds on bundles in use and pruning of the
+// least recently used ones to a size limit. It knows nothing of JavaScript or
+// HTTP.
 package bundles
 
 import (

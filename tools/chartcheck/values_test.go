@@ -122,18 +122,9 @@ func TestGracePeriodFollowsShutdownTimeout(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.set, " "), func(t *testing.T) {
-			args := append([]string{"--set", "password.value=a-long-enough-password-for-tests", "--show-only", "templates/deployment.yaml"}, tc.set...)
-			out, err := helmTemplate(t, args...)
-			if err != nil {
-				t.Fatalf("helm template: %v\n%s", err, out)
-			}
-			objects, err := decodeAll(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, ok := objects[0].obj.(*appsv1.Deployment)
-			if !ok || d.Spec.Template.Spec.TerminationGracePeriodSeconds == nil {
-				t.Fatalf("no Deployment with a grace period: %T", objects[0].obj)
+			d := renderDeployment(t, tc.set...)
+			if d.Spec.Template.Spec.TerminationGracePeriodSeconds == nil {
+				t.Fatal("no grace period")
 			}
 			if got := *d.Spec.Template.Spec.TerminationGracePeriodSeconds; got != tc.want {
 				t.Errorf("terminationGracePeriodSeconds = %d, want %d", got, tc.want)
@@ -175,19 +166,7 @@ func TestCacheMaxSizeFromSizeLimit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.set, " "), func(t *testing.T) {
-			args := append([]string{"--set", "password.value=a-long-enough-password-for-tests", "--show-only", "templates/deployment.yaml"}, tc.set...)
-			out, err := helmTemplate(t, args...)
-			if err != nil {
-				t.Fatalf("helm template: %v\n%s", err, out)
-			}
-			objects, err := decodeAll(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, ok := objects[0].obj.(*appsv1.Deployment)
-			if !ok {
-				t.Fatalf("not a Deployment: %T", objects[0].obj)
-			}
+			d := renderDeployment(t, tc.set...)
 			got := ""
 			for _, e := range d.Spec.Template.Spec.Containers[0].Env {
 				if e.Name == "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE" {
@@ -199,4 +178,24 @@ func TestCacheMaxSizeFromSizeLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// renderDeployment renders the chart's Deployment with a password and the
+// helm arguments set.
+func renderDeployment(t *testing.T, set ...string) *appsv1.Deployment {
+	t.Helper()
+	args := append([]string{"--set", "password.value=a-long-enough-password-for-tests", "--show-only", "templates/deployment.yaml"}, set...)
+	out, err := helmTemplate(t, args...)
+	if err != nil {
+		t.Fatalf("helm template: %v\n%s", err, out)
+	}
+	objects, err := decodeAll(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := objects[0].obj.(*appsv1.Deployment)
+	if !ok {
+		t.Fatalf("not a Deployment: %T", objects[0].obj)
+	}
+	return d
 }

@@ -54,9 +54,9 @@ type bundleDir struct {
 	used time.Time // the directory's mtime: the bundle's last use
 }
 
-// Prune removes least recently used bundles, with their companion files,
-// until the bundle directories take at most maxSize bytes (maxSize <= 0:
-// it only measures). It never removes a bundle that is held (Hold: loaded
+// Prune removes least recently used bundles, with their companion files
+// (PROTOCOL.md §6.3), until the bundle directories take at most maxSize
+// bytes (maxSize <= 0: it only measures). It never removes a bundle that is held (Hold: loaded
 // or being loaded, by this or another process sharing the cache) or being
 // stored (Store holds it too, and an older writer's fresh <id>.js.lock is
 // respected), nor one named by a declaration in .current-generations, nor

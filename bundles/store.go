@@ -59,7 +59,9 @@ type StoreResult struct {
 //     ever visible.
 //   - Companion files are (re)written on every upload, even for a bundle
 //     that was already present, through a temporary file in the bundle
-//     directory that is fsynced and renamed over the final name.
+//     directory that is fsynced and renamed over the final name. They are
+//     in place (and durable) before a new bundle appears, so a render that
+//     finds the bundle finds its companions.
 //
 // Bundles are processed in id order; on error the result lists what was done
 // before it. Store leaves the staging directory to the caller
@@ -147,16 +149,23 @@ func (c *Cache) storeOne(ctx context.Context, id, staged string, assets []Asset)
 
 	c.removeStaleTemps(dir)
 
+	// Companions first, made durable, then the bundle: whoever finds a new
+	// bundle in the cache finds its companion files beside it.
+	for _, a := range assets {
+		if err := c.placeAsset(dir, a); err != nil {
+			return c.Has(id), fmt.Errorf("store bundle %s: %w", id, err)
+		}
+	}
+	if len(assets) > 0 {
+		if err := syncDir(dir); err != nil {
+			return c.Has(id), fmt.Errorf("store bundle %s: %w", id, err)
+		}
+	}
 	existed, err = c.placeBundle(id, staged)
 	if err != nil {
 		return false, err
 	}
-	for _, a := range assets {
-		if err := c.placeAsset(dir, a); err != nil {
-			return existed, fmt.Errorf("store bundle %s: %w", id, err)
-		}
-	}
-	if len(assets) > 0 || !existed {
+	if !existed {
 		if err := syncDir(dir); err != nil {
 			return existed, fmt.Errorf("store bundle %s: %w", id, err)
 		}

@@ -174,7 +174,7 @@ func (c *Cache) scanBundles() ([]bundleDir, error) {
 			}
 			continue
 		}
-		if !e.IsDir() || !ValidID(name) || name == uploadsDir {
+		if !e.IsDir() || !ValidID(name) { // uploads/ and dot-names are not ids
 			continue
 		}
 		info, err := e.Info()

@@ -79,6 +79,10 @@ type Config struct {
 	// (RENDERER_REWRITE_STRING_BUILDS, default true).
 	RewriteStringBuilds bool
 	ReplayAsyncLogs     bool
+	// Environ is the process environment ("NAME=value"), set by the
+	// command: the source of process.env in the Node-compatible
+	// environment (the engine leaves the password out). Never logged.
+	Environ []string `json:"-"`
 	// Warnings are problems that do not stop the start (a weak password,
 	// a deprecated name, a value upstream reads in a surprising way), to
 	// be logged once at start. They never contain the password.

@@ -11,7 +11,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -65,7 +64,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		ReplayAsyncLogs:  cfg.ReplayAsyncLogs,
 		MemoryLimit:      cfg.QuickJSMemoryLimit,
 		KeepStringBuilds: !cfg.RewriteStringBuilds,
-		Environ:          os.Environ(), // process.env (without the password)
+		Environ:          cfg.Environ, // process.env (without the password)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("JavaScript engine: %w", err)

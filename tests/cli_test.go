@@ -433,3 +433,16 @@ func TestUnknownVariableWarned(t *testing.T) {
 		t.Error("the warning echoes the variable's value")
 	}
 }
+
+// TestProcessEnvFromTheCommand: the environment gorender was started with
+// is the bundle's process.env (Node-compatible environment), without the
+// password, NODE_ENV defaulting to production.
+func TestProcessEnvFromTheCommand(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true", "GORENDER_E2E_MARKER": "from-the-shell"})
+	id := newID("s")
+	s.upload(t, map[string]string{id: markerBundle("m")}, nil)
+	tr := transports[0]
+	s.render(t, tr, id, `[process.env.GORENDER_E2E_MARKER, typeof process.env.RENDERER_PASSWORD, process.env.NODE_ENV].join(" ")`).
+		want(t, tr, http.StatusOK, "from-the-shell undefined production")
+}

@@ -96,6 +96,7 @@ func serve(ctx context.Context, args []string, environ []string, stderr io.Write
 func start(cfg *server.Config, environ []string, stderr io.Writer) (*server.Server, net.Listener, error) {
 	logger := newLogger(cfg, stderr)
 	cfg.ApplyRuntime()
+	cfg.Environ = environ
 	logger.LogAttrs(context.Background(), slog.LevelInfo, "configuration", cfg.Effective()...)
 	for _, w := range cfg.Warnings {
 		logger.Warn(w)

@@ -127,7 +127,7 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 		err = frames.Inject(renderCompleteFrame)
 	}
 	if sink.close() {
-		h.streamEnded(r, entry, started, err)
+		h.streamEnded(r, entry, started, err, sink.clientStalled())
 		return
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"time"
@@ -74,7 +75,7 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, body *guardedB
 	result, err := h.Renderer.Render(r.Context(), entry, req.DependencyBundleIDs, req.RenderingRequest,
 		&jsvm.Request{Sink: sink, StreamIdle: h.StreamIdle})
 	if sink.close() {
-		h.streamEnded(r, entry, started, err)
+		h.streamEnded(r, entry, started, err, sink.clientStalled())
 		return reply{}, false
 	}
 	if err != nil {
@@ -114,11 +115,16 @@ func (h *Handlers) bundleGone(started time.Time, logArgs ...any) reply {
 }
 
 // streamEnded accounts for a streamed answer; a failure ends it abruptly.
-func (h *Handlers) streamEnded(r *http.Request, entry string, started time.Time, err error) {
+// stalled says that its client took no bytes for the write timeout: the
+// stream ended idle, like one that produces nothing.
+func (h *Handlers) streamEnded(r *http.Request, entry string, started time.Time, err error, stalled bool) {
 	outcome := "ok"
 	var renderErr *jsvm.RenderError
 	switch {
 	case err == nil:
+	case stalled:
+		outcome = "idle"
+		err = fmt.Errorf("the client took no bytes of the stream for the write timeout: %w", err)
 	case errors.As(err, &renderErr) && renderErr.Kind == jsvm.KindCanceled:
 		outcome = "client_gone"
 	case errors.As(err, &renderErr) && renderErr.Kind == jsvm.KindTimeout:

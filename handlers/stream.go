@@ -83,6 +83,13 @@ func (s *httpSink) close() (started bool) {
 	return s.started
 }
 
+// clientStalled reports whether a write of the answer failed because the
+// client took nothing for the write timeout (the server's writer says so).
+func (s *httpSink) clientStalled() bool {
+	w, ok := s.w.(interface{ WriteStalled() bool })
+	return ok && w.WriteStalled()
+}
+
 // sinkWriter is the sink's raw way out, as an io.Writer.
 type sinkWriter struct{ s *httpSink }
 

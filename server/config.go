@@ -38,6 +38,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// StreamIdleTimeout ends a streamed answer that produces nothing for this long.
 	StreamIdleTimeout time.Duration
+	// WriteTimeout ends an answer whose client takes none of its bytes for
+	// this long.
+	WriteTimeout time.Duration
 	// MaxConnectionAge closes a client connection gracefully once it is
 	// that old (±10%), at its next answer, so that long-lived h2c
 	// connections rebalance across replicas (0: never).
@@ -258,6 +261,11 @@ var settings = []setting{
 		Name: "RENDERER_STREAM_IDLE_TIMEOUT", Default: "20s",
 		Doc:   "a streamed answer that produces nothing for this long is ended abruptly and its runtime released; a stream that keeps producing is never cut",
 		Value: duration(func(c *Config) *time.Duration { return &c.StreamIdleTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_WRITE_TIMEOUT", Default: "20s",
+		Doc:   "an answer whose client takes none of its bytes for this long (a full socket, a closed h2 flow-control window) is ended: a stream is reset (HTTP/1.1: its connection closed) and the runtime it held is released. An answer that keeps leaving, however slowly, is never cut",
+		Value: duration(func(c *Config) *time.Duration { return &c.WriteTimeout }, time.Second, positive),
 	},
 	{
 		Name: "RENDERER_MAX_CONNECTION_AGE", Default: "0",

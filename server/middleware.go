@@ -129,3 +129,86 @@ func observe(logger *slog.Logger, minLevel slog.Level, m *metrics.Metrics) func(
 		})
 	}
 }
+
+// writeDeadlines bounds every write of an answer (RENDERER_WRITE_TIMEOUT):
+// a write or flush that a client does not take within timeout fails, the
+// answer ends (a stream is reset or its connection closed) and the
+// handler, and the runtime a stream holds, are free. Bytes must keep
+// leaving, not the whole answer: the deadline is renewed as the answer
+// goes out, so an answer of any size to a client that reads is never cut.
+func writeDeadlines(timeout time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: timeout}
+			if r.ProtoMajor == 1 {
+				// An HTTP/1.1 connection keeps its deadline from one request
+				// to the next: renew it for what net/http writes before the
+				// handler does (100 Continue) and after it returns (the
+				// answer's last buffered bytes).
+				dw.renew()
+				defer dw.renew()
+			}
+			next.ServeHTTP(dw, r)
+		})
+	}
+}
+
+// deadlineWriter renews its answer's write deadline before it writes, at
+// most every timeout/8 (each renewal on h2c is a message to the
+// connection's goroutine), so a write may block for 7/8 of timeout to
+// timeout. It remembers whether a write failed on the deadline.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc       *http.ResponseController
+	timeout  time.Duration
+	deadline time.Time
+	stalled  atomic.Bool
+}
+
+// writeChunk is the most written under one deadline renewal.
+const writeChunk = 64 << 10
+
+func (d *deadlineWriter) renew() {
+	now := time.Now()
+	if d.deadline.Sub(now) > d.timeout-d.timeout/8 {
+		return
+	}
+	d.deadline = now.Add(d.timeout)
+	_ = d.rc.SetWriteDeadline(d.deadline)
+}
+
+// failed records whether err came from the deadline.
+func (d *deadlineWriter) failed(err error) error {
+	if err != nil && !time.Now().Before(d.deadline) {
+		d.stalled.Store(true)
+	}
+	return err
+}
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		d.renew()
+		n, err := d.ResponseWriter.Write(p[:min(len(p), writeChunk)])
+		written += n
+		if err != nil {
+			return written, d.failed(err)
+		}
+		p = p[n:]
+	}
+	return written, nil
+}
+
+// FlushError is what http.ResponseController.Flush calls.
+func (d *deadlineWriter) FlushError() error {
+	d.renew()
+	return d.failed(http.NewResponseController(d.ResponseWriter).Flush())
+}
+
+func (d *deadlineWriter) Flush() { _ = d.FlushError() }
+
+// WriteStalled reports whether a write failed because the client took
+// nothing for the write timeout (handlers count such a stream as idle).
+func (d *deadlineWriter) WriteStalled() bool { return d.stalled.Load() }
+
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }

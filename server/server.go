@@ -124,7 +124,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		StreamIdle:      cfg.StreamIdleTimeout,
 		Budget:          budget,
 	})
-	mw := []func(http.Handler) http.Handler{observe(logger, cfg.LogHTTPLevel, m)}
+	mw := []func(http.Handler) http.Handler{observe(logger, cfg.LogHTTPLevel, m), writeDeadlines(cfg.WriteTimeout)}
 	if cfg.MaxConnectionAge > 0 {
 		mw = append(mw, retireOldConns)
 	}
@@ -185,6 +185,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    1 << 20,
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams: 250,
+			// A connection that takes no bytes at all (its client stopped
+			// reading the socket) is closed, streams and all.
+			WriteByteTimeout: s.cfg.WriteTimeout,
 		},
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
 	}

@@ -702,3 +702,63 @@ func TestStreamLatency(t *testing.T) {
 	t.Logf("stream-pipeable over h2c (%s, race build %v), median of %d: time to first byte %s, total %s (min %s / %s, max %s / %s)",
 		testEngine, raceBuild, runs, median(ttfb), median(total), ttfb[0], total[0], ttfb[runs-1], total[runs-1])
 }
+
+// floodStream is a rendering request whose answer is a 256 MiB stream,
+// produced as fast as the client takes it (a pull-based web stream).
+const floodStream = `(function () {
+  var chunk = new TextEncoder().encode('x'.repeat(65536)), n = 0;
+  return new ReadableStream({
+    pull: function (c) { if (n++ < 4096) { c.enqueue(chunk); } else { c.close(); } },
+  });
+})()`
+
+// TestStreamClientNeverReads: a client that starts a large streamed render
+// and never reads blocks the stream's writes; once it has taken nothing for
+// RENDERER_WRITE_TIMEOUT the stream ends (reset on h2c, connection closed
+// on HTTP/1.1), counted as idle, and its runtime is free: with one worker,
+// the next render succeeds (issue 12 item 7). Before the fix that render
+// waited for the runtime until the queue timeout and got 503.
+func TestStreamClientNeverReads(t *testing.T) {
+	t.Parallel()
+	s, id := streamsServer(t, map[string]string{
+		"RENDERER_WORKERS_COUNT": "1", "RENDERER_WRITE_TIMEOUT": "2s", "RENDERER_QUEUE_TIMEOUT": "60s",
+	})
+	eachTransportSerial(t, func(t *testing.T, tr transport) {
+		c, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if tr.h2c {
+			// Go's client takes 4 MiB of a stream before its window closes.
+			resp, err := s.http(tr).Do(s.rawRenderRequest(t, c, id, floodStream, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(resp.Body)
+				t.Fatalf("status %d: %s", resp.StatusCode, clip(string(b)))
+			}
+		} else {
+			conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, "POST /bundles/"+id+"/render/x HTTP/1.1\r\nHost: renderer\r\n"+
+				"Content-Type: "+gemclient.RawJSContentType+"\r\n"+
+				"X-React-On-Rails-Pro-Protocol-Version: 2.0.0\r\n"+
+				"Authorization: Bearer "+testPassword+"\r\n"+
+				"Content-Length: "+strconv.Itoa(len(floodStream))+"\r\n\r\n"+floodStream); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The stream holds the only runtime until its writes give up.
+		if got := s.waitMetric(t, busySeries(id), 30*time.Second, func(v float64) bool { return v == 1 }); got != 1 {
+			t.Fatalf("%s = %v, want the stream holding the runtime", busySeries(id), got)
+		}
+		r := s.render(t, tr, id, "'runtime free'")
+		r.want(t, tr, http.StatusOK, "runtime free")
+	})
+	if got := s.metricValue(t, streamsEnded("idle")); got != 2 {
+		t.Errorf("%s = %v, want 2 (one per transport)", streamsEnded("idle"), got)
+	}
+}

@@ -176,6 +176,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_CURRENT_GENERATION_MANIFEST" $c.currentGenerationManifest)
   (list "RENDERER_MAX_CONNECTION_AGE" $c.maxConnectionAge)
   (list "RENDERER_UNAUTHENTICATED_BODY_BUDGET" $c.unauthenticatedBodyBudget)
+  (list "RENDERER_WRITE_TIMEOUT" $c.writeTimeout)
   (list "RAILS_ENV" $c.railsEnv)
   (list "NODE_ENV" $c.nodeEnv)
 }}

@@ -20,133 +20,114 @@
     Object.defineProperty(Symbol, 'asyncIterator', { value: Symbol.for('Symbol.asyncIterator') });
   }
 
-  function gapError(what) {
-    return new Error('Intl is not available in gorender (' + host.engine + ' engine): ' + what +
-      ' cannot run. Format on the client, or pass preformatted strings in props.');
-  }
+  // ---- Intl --------------------------------------------------------------
 
-  // No Intl: a page must never come out silently formatted differently from
-  // Node, so a global Intl exists (feature detection that checks for it and
-  // then uses it fails loudly, instead of taking a fallback whose output
-  // differs), and each of its members throws a message naming the gap.
-  if (typeof g.Intl === 'undefined') {
+  // Intl is gorender's (jsvm/intl: the FormatJS polyfills with CLDR data,
+  // collation, case mapping and time zones in Go), built in this runtime the
+  // first time the page touches an Intl member or a locale-aware built-in: a
+  // page that never does pays nothing. The program is compiled once per
+  // process (host.intlLoad runs it here and returns its install function);
+  // a locale's data is loaded the first time it is used.
+  // host: intlLoad(), intlLocaleData(kind, file), intlZoneOffset(zone, ms),
+  // intlDefaultTimeZone(), intlDefaultLocale(), intlCollate(locale,
+  // sensitivity, caseFirst, numeric, ignorePunctuation, a, b),
+  // intlCaseMap(language, text, upper).
+  if (typeof g.Intl === 'undefined') installLazyIntl();
+
+  function installLazyIntl() {
     var Intl = {};
-    var members = ['Collator', 'DateTimeFormat', 'DisplayNames', 'DurationFormat', 'ListFormat', 'Locale',
-      'NumberFormat', 'PluralRules', 'RelativeTimeFormat', 'Segmenter'];
+    var members = ['Collator', 'DateTimeFormat', 'DisplayNames', 'ListFormat', 'Locale', 'NumberFormat', 'PluralRules',
+      'RelativeTimeFormat', 'Segmenter', 'getCanonicalLocales', 'supportedValuesOf'];
+    var state = { loaded: false, loading: false, failed: null };
+    function loadIntl() {
+      if (state.loaded) return;
+      if (state.failed) throw state.failed;
+      if (state.loading) throw new Error('Intl is being built: a locale-aware call cannot run while it loads');
+      state.loading = true;
+      try {
+        members.forEach(function (name) { delete Intl[name]; });
+        var install = host.intlLoad();
+        install({
+          localeData: host.intlLocaleData,
+          zoneOffset: host.intlZoneOffset,
+          defaultTimeZone: host.intlDefaultTimeZone,
+          defaultLocale: host.intlDefaultLocale,
+          collate: host.intlCollate,
+        });
+        state.loaded = true;
+      } catch (e) {
+        state.failed = new Error('Intl could not be built in gorender (' + host.engine + ' engine): ' + (e && e.message));
+        throw state.failed;
+      } finally {
+        state.loading = false;
+      }
+    }
     members.forEach(function (name) {
-      var ctor = function () { throw gapError('Intl.' + name); };
-      Object.defineProperty(ctor, 'name', { value: name });
-      ctor.supportedLocalesOf = function () { throw gapError('Intl.' + name + '.supportedLocalesOf'); };
-      Object.defineProperty(Intl, name, { value: ctor, writable: true, configurable: true });
-    });
-    ['getCanonicalLocales', 'supportedValuesOf'].forEach(function (name) {
       Object.defineProperty(Intl, name, {
-        value: function () { throw gapError('Intl.' + name); }, writable: true, configurable: true,
+        configurable: true,
+        enumerable: false,
+        get: function () { loadIntl(); return Intl[name]; },
+        set: function (v) { loadIntl(); Intl[name] = v; },
       });
     });
     Object.defineProperty(Intl, Symbol.toStringTag, { value: 'Intl', configurable: true });
     Object.defineProperty(g, 'Intl', { value: Intl, writable: true, configurable: true });
-    installLocaleFormatting();
-  }
 
-  // Without Intl the engine's toLocaleString methods format their own way.
-  // Node's default locale is en-US: format exactly like it for that locale
-  // with no options, and fail loudly for anything else.
-  function installLocaleFormatting() {
-    function defaultLocale(locales, opts, what) {
-      if (opts !== undefined) throw gapError(what + ' with options');
-      if (locales === undefined) return;
-      var l = Array.isArray(locales) ? locales[0] : locales;
-      if (Array.isArray(locales) && locales.length === 0) return;
-      if (l === 'en-US' || l === 'en') return;
-      throw gapError(what + ' for locale ' + JSON.stringify(String(l)));
-    }
-    var numToString = Number.prototype.toString;
-    function group(intDigits) {
-      var out = '';
-      for (var i = intDigits.length; i > 3; i -= 3) out = ',' + intDigits.slice(i - 3, i) + out;
-      return intDigits.slice(0, i) + out;
-    }
-    // en-US: grouping, at most 3 fraction digits, rounded half away from
-    // zero on the shortest decimal representation (as ICU does).
-    function formatNumber(x) {
-      if (x !== x) return 'NaN';
-      var neg = x < 0 || (x === 0 && 1 / x < 0);
-      if (x === Infinity || x === -Infinity) return (neg ? '-' : '') + '∞';
-      var s = numToString.call(neg ? -x : x);
-      var digits, exp; // value = 0.digits * 10^exp
-      var m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(s);
-      digits = m[1] + (m[2] || '');
-      exp = m[1].length + (m[3] ? parseInt(m[3], 10) : 0);
-      var lead = digits.match(/^0*/)[0].length;
-      digits = digits.slice(lead);
-      exp -= lead;
-      if (digits === '') return neg ? '-0' : '0';
-      var keep = exp + 3; // digits before the rounding position
-      if (keep < 0) return neg ? '-0' : '0';
-      if (digits.length > keep) {
-        var roundUp = digits.charCodeAt(keep) >= 53; // '5'
-        digits = digits.slice(0, keep);
-        if (roundUp) {
-          var arr = digits.split('');
-          var i = arr.length - 1;
-          for (; i >= 0; i--) {
-            if (arr[i] === '9') { arr[i] = '0'; } else { arr[i] = String.fromCharCode(arr[i].charCodeAt(0) + 1); break; }
-          }
-          digits = arr.join('');
-          if (i < 0) { digits = '1' + digits; exp++; }
-        }
-      }
-      var intPart, frac;
-      if (exp <= 0) {
-        intPart = '0';
-        frac = new Array(-exp + 1).join('0') + digits;
-      } else if (digits.length <= exp) {
-        intPart = digits + new Array(exp - digits.length + 1).join('0');
-        frac = '';
-      } else {
-        intPart = digits.slice(0, exp);
-        frac = digits.slice(exp);
-      }
-      frac = frac.replace(/0+$/, '');
-      if (/^0*$/.test(intPart + frac)) return neg ? '-0' : '0';
-      return (neg ? '-' : '') + group(intPart.replace(/^0+(?=\d)/, '')) + (frac ? '.' + frac : '');
-    }
+    // The locale-aware built-ins load Intl, which replaces them, and call
+    // the replacement.
     function define(proto, name, fn) {
       Object.defineProperty(proto, name, { value: fn, writable: true, configurable: true });
     }
-    define(Number.prototype, 'toLocaleString', function toLocaleString(locales, opts) {
-      defaultLocale(locales, opts, 'Number.prototype.toLocaleString');
-      return formatNumber(Number.prototype.valueOf.call(this));
-    });
-    if (typeof BigInt === 'function') {
-      define(BigInt.prototype, 'toLocaleString', function toLocaleString(locales, opts) {
-        defaultLocale(locales, opts, 'BigInt.prototype.toLocaleString');
-        var v = BigInt.prototype.valueOf.call(this);
-        var s = v < 0 ? (-v).toString() : v.toString();
-        return (v < 0 ? '-' : '') + group(s);
-      });
-    }
-    function pad2(n) { return n < 10 ? '0' + n : '' + n; }
-    function datePart(d) { return (d.getMonth() + 1) + '/' + d.getDate() + '/' + d.getFullYear(); }
-    function timePart(d) {
-      var h = d.getHours();
-      return ((h % 12) || 12) + ':' + pad2(d.getMinutes()) + ':' + pad2(d.getSeconds()) + ' ' + (h < 12 ? 'AM' : 'PM');
-    }
-    function localeDate(what, fmt) {
-      return function (locales, opts) {
-        defaultLocale(locales, opts, 'Date.prototype.' + what);
-        var t = Date.prototype.getTime.call(this);
-        if (t !== t) return 'Invalid Date';
-        return fmt(this);
+    function viaIntl(proto, name) {
+      var stub = function () {
+        loadIntl();
+        var real = proto[name];
+        if (real === stub) throw new Error('Intl did not define ' + name);
+        return real.apply(this, arguments);
       };
+      Object.defineProperty(stub, 'name', { value: name });
+      Object.defineProperty(stub, 'length', { value: 0 });
+      define(proto, name, stub);
     }
-    define(Date.prototype, 'toLocaleString', localeDate('toLocaleString', function (d) { return datePart(d) + ', ' + timePart(d); }));
-    define(Date.prototype, 'toLocaleDateString', localeDate('toLocaleDateString', datePart));
-    define(Date.prototype, 'toLocaleTimeString', localeDate('toLocaleTimeString', timePart));
-    if (typeof Array.prototype.toLocaleString === 'function') {
-      // Array.prototype.toLocaleString calls the elements' methods: fine.
+    viaIntl(Number.prototype, 'toLocaleString');
+    if (typeof BigInt === 'function') viaIntl(BigInt.prototype, 'toLocaleString');
+    viaIntl(Date.prototype, 'toLocaleString');
+    viaIntl(Date.prototype, 'toLocaleDateString');
+    viaIntl(Date.prototype, 'toLocaleTimeString');
+    viaIntl(String.prototype, 'localeCompare');
+
+    // Array.prototype.toLocaleString passes its arguments to each element's
+    // toLocaleString (ECMA-402 §19.5.1), which the engines do not.
+    define(Array.prototype, 'toLocaleString', function toLocaleString(locales, options) {
+      var o = Object(this);
+      var len = o.length >>> 0;
+      var out = '';
+      for (var i = 0; i < len; i++) {
+        if (i > 0) out += ',';
+        var v = o[i];
+        if (v !== undefined && v !== null) out += String(v.toLocaleString(locales, options));
+      }
+      return out;
+    });
+
+    // Case mapping needs no Intl: Go maps it for the language (Turkish and
+    // Azeri dotted i, Lithuanian, Greek), as ICU does.
+    function caseLanguage(locales) {
+      var l = locales;
+      if (Array.isArray(l)) l = l[0];
+      if (l === undefined) l = host.intlDefaultLocale();
+      l = String(l);
+      if (!/^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$/.test(l)) throw new RangeError('Incorrect locale information provided');
+      return l.split(/[-_]/)[0].toLowerCase();
     }
+    define(String.prototype, 'toLocaleUpperCase', function toLocaleUpperCase(locales) {
+      if (this === null || this === undefined) throw new TypeError('String.prototype.toLocaleUpperCase called on null or undefined');
+      return host.intlCaseMap(caseLanguage(locales), String(this), true);
+    });
+    define(String.prototype, 'toLocaleLowerCase', function toLocaleLowerCase(locales) {
+      if (this === null || this === undefined) throw new TypeError('String.prototype.toLocaleLowerCase called on null or undefined');
+      return host.intlCaseMap(caseLanguage(locales), String(this), false);
+    });
   }
 
   // \p{…} Unicode property escapes silently never match in goja. The host

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/gorender/gorender/jsvm/intl"
 )
 
 //go:embed env.js
@@ -146,6 +148,8 @@ type gojaRuntime struct {
 	streamTouch func()
 	// fs is the bundle's read-only file system (SupportModules).
 	fs *bundleFS
+	// collators serve Intl.Collator and localeCompare.
+	collators intl.Collators
 	// runModule and patchRegExp are hooks of the Node environment and env.js.
 	runModule   goja.Callable
 	patchRegExp goja.Callable

@@ -78,6 +78,7 @@ func (r *gojaRuntime) hostObject(node bool) *goja.Object {
 		return undefined
 	})
 	set("inAsyncJob", func(goja.FunctionCall) goja.Value { return vm.ToValue(r.inJob) })
+	r.bindIntl(set)
 	set("reportError", func(c goja.FunctionCall) goja.Value {
 		if r.uncaught == nil {
 			r.uncaught = c.Argument(0)

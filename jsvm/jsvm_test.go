@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-func newLoaded(t *testing.T, e Engine, id, src string) Runtime {
+func newLoaded(t testing.TB, e Engine, id, src string) Runtime {
 	t.Helper()
 	p, err := e.Compile(id, "", src)
 	if err != nil {

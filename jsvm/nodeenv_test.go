@@ -21,7 +21,7 @@ func renderErr(t *testing.T, err error) *RenderError {
 	return re
 }
 
-func evalCode(t *testing.T, rt Runtime, code string) (string, error) {
+func evalCode(t testing.TB, rt Runtime, code string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -29,7 +29,7 @@ func evalCode(t *testing.T, rt Runtime, code string) (string, error) {
 	return res.Body, err
 }
 
-func mustEval(t *testing.T, rt Runtime, code string) string {
+func mustEval(t testing.TB, rt Runtime, code string) string {
 	t.Helper()
 	got, err := evalCode(t, rt, code)
 	if err != nil {
@@ -397,32 +397,44 @@ globalThis.run = async () => { const out = []; for await (const x of g()) out.pu
 	}
 }
 
-func TestIntlFailsLoudly(t *testing.T) { forEachEngine(t, testIntlFailsLoudly) }
+// Intl is built in a runtime the first time its page touches it: a page
+// that never does pays nothing, typeof Intl costs nothing, and the first use
+// builds it once. (What it answers: intl_matrix_test.go.)
+func TestIntlLoadsOnFirstUse(t *testing.T) { forEachEngine(t, testIntlLoadsOnFirstUse) }
 
-func testIntlFailsLoudly(t *testing.T, engine string) {
+func testIntlLoadsOnFirstUse(t *testing.T, engine string) {
 	for _, opts := range []Options{{SupportModules: true}, {StubTimers: true}} {
 		e, err := NewEngine(engine, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rt := newLoaded(t, e, "b1", `var x;`)
-		_, err = evalCode(t, rt, `new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(5)`)
-		if re := renderErr(t, err); re.Kind != KindJS || !strings.Contains(re.Text, "Intl is not available in gorender ("+engine+" engine): Intl.NumberFormat cannot run") {
-			t.Fatalf("Intl.NumberFormat: %q", re.Text)
-		}
-		if got := mustEval(t, rt, `typeof Intl + ' ' + typeof Intl.DateTimeFormat + ' ' + Object.prototype.toString.call(Intl)`); got != "object function [object Intl]" {
+		before := intlLoads.Load()
+		rt := newLoaded(t, e, "b1", `globalThis.x = typeof Intl === 'object' && Object.prototype.toString.call(Intl);`)
+		if got := mustEval(t, rt, `x + ' ' + typeof Intl.NumberFormat`); got != "[object Intl] function" {
 			t.Fatal(got)
 		}
-		// Recorded from Node 20 (default locale en-US, TZ=UTC for the dates,
-		// which are built in local time so any TZ gives the same text).
-		want := "1,234.5|1,234,567.891|0.001|-1.001|1,000,000,000,000,000,000,000|-0|NaN|1,000|12,345,678,901,234,567,890|1/5/2024, 1:04:05 PM|12/25/2024|12:00:09 AM"
-		got := mustEval(t, rt, `[(1234.5).toLocaleString(), (1234567.891).toLocaleString("en-US"), (0.0005).toLocaleString(), (-1.0005).toLocaleString(), (1e21).toLocaleString(), (-0).toLocaleString(), (NaN).toLocaleString(), (999.9996).toLocaleString(), (12345678901234567890n).toLocaleString(), new Date(2024, 0, 5, 13, 4, 5).toLocaleString(), new Date(2024, 11, 25, 0, 0, 9).toLocaleDateString(), new Date(2024, 11, 25, 0, 0, 9).toLocaleTimeString()].join("|")`)
-		if got != want {
-			t.Fatalf("toLocaleString:\ngot  %s\nwant %s", got, want)
+		if n := intlLoads.Load() - before; n != 1 {
+			t.Fatalf("Intl built %d times by the first use", n)
 		}
-		_, err = evalCode(t, rt, `(1234.5).toLocaleString('de-DE')`)
-		if re := renderErr(t, err); !strings.Contains(re.Text, `Number.prototype.toLocaleString for locale "de-DE" cannot run`) {
-			t.Fatalf("de-DE: %q", re.Text)
+		if got := mustEval(t, rt, `(1234.5).toLocaleString('de-DE') + ' ' + new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(5)`); got != "1.234,5 $5.00" {
+			t.Fatal(got)
+		}
+		if n := intlLoads.Load() - before; n != 1 {
+			t.Fatalf("Intl built %d times in one runtime", n)
+		}
+
+		before = intlLoads.Load()
+		rt2 := newLoaded(t, e, "b2", `globalThis.y = 1;`)
+		mustEval(t, rt2, `String(y + 1) + typeof Intl + 'a'.toLocaleUpperCase('tr')`)
+		if n := intlLoads.Load() - before; n != 0 {
+			t.Fatalf("a page that never touches Intl built it %d times", n)
+		}
+		// A locale-aware built-in is a first use too.
+		if got := mustEval(t, rt2, `new Date(Date.UTC(2024, 0, 5, 13, 4, 5)).toLocaleString('en-US', { timeZone: 'UTC' })`); got != "1/5/2024, 1:04:05 PM" {
+			t.Fatal(got)
+		}
+		if n := intlLoads.Load() - before; n != 1 {
+			t.Fatalf("toLocaleString built Intl %d times", n)
 		}
 	}
 }

@@ -38,6 +38,8 @@ import (
 	"github.com/evanw/esbuild/pkg/api"
 	lib "modernc.org/libquickjs"
 	"modernc.org/quickjs"
+
+	"github.com/gorender/gorender/jsvm/intl"
 )
 
 //go:embed quickjs_host.js
@@ -235,6 +237,8 @@ type qjsRuntime struct {
 	js, fail quickjs.Value
 	broken   bool
 	closed   bool
+	// collators serve Intl.Collator and localeCompare.
+	collators intl.Collators
 
 	ctlMu      sync.Mutex
 	ctl        uintptr // the interrupt handler's control block (C memory)

@@ -34,6 +34,7 @@ var qjsHostOps = []string{
 	"sharedGet", "sharedSet", "sharedHas", "sharedRemove", "sharedClear", "sharedKeys", "hostFunc",
 	"runOnOther",
 	"streamChunk", "streamEnd", "streamError",
+	"intlLoad", "intlLocaleData", "intlZoneOffset", "intlDefaultTimeZone", "intlDefaultLocale", "intlCollate", "intlCaseMap",
 }
 
 const (
@@ -78,6 +79,13 @@ const (
 	opStreamChunk
 	opStreamEnd
 	opStreamError
+	opIntlLoad
+	opIntlLocaleData
+	opIntlZoneOffset
+	opIntlDefaultTimeZone
+	opIntlDefaultLocale
+	opIntlCollate
+	opIntlCaseMap
 	opCount
 )
 
@@ -435,6 +443,9 @@ func (r *qjsRuntime) dispatch(args ...quickjs.Value) (ret quickjs.Value) {
 		if r.pumping != nil && r.pumping.err == nil {
 			r.pumping.err = &qjsJSError{message: a.str(0), stack: a.str(1)}
 		}
+
+	case opIntlLoad, opIntlLocaleData, opIntlZoneOffset, opIntlDefaultTimeZone, opIntlDefaultLocale, opIntlCollate, opIntlCaseMap:
+		return r.intlOp(op, a)
 	}
 	return quickjs.UndefinedValue
 }

@@ -184,6 +184,17 @@
     timerHasRef: function (id) { return h(OP.timerHasRef, Number(id)); },
     timerRefresh: function (id) { h(OP.timerRefresh, Number(id)); },
 
+    // Intl's (env.js, jsvm/intl).
+    intlLoad: function () { return check(h(OP.intlLoad)); },
+    intlLocaleData: function (kind, file) { return check(h(OP.intlLocaleData, String(kind), String(file))); },
+    intlZoneOffset: function (zone, ms) { return JSON.parse(h(OP.intlZoneOffset, String(zone), Number(ms))); },
+    intlDefaultTimeZone: function () { return h(OP.intlDefaultTimeZone); },
+    intlDefaultLocale: function () { return h(OP.intlDefaultLocale); },
+    intlCollate: function (locale, sensitivity, caseFirst, numeric, ignorePunctuation, a, b) {
+      return h(OP.intlCollate, String(locale), String(sensitivity), String(caseFirst), !!numeric, !!ignorePunctuation, String(a), String(b));
+    },
+    intlCaseMap: function (lang, text, upper) { return h(OP.intlCaseMap, String(lang), String(text), !!upper); },
+
     // The Node environment's (RENDERER_SUPPORT_MODULES).
     processEnv: function () { return JSON.parse(h(OP.processEnv)); },
     processInfo: function () { return JSON.parse(h(OP.processInfo)); },

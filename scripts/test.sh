@@ -39,6 +39,9 @@ go test -race -count=1 -timeout 12m ./...
 # The race detector instruments QuickJS's translated C too (about 10x
 # slower), so the QuickJS tests of the fixture bundles skip under -race and
 # run here without it.
+step "Intl matrix on goja (no -race: under it the matrix runs a sample)"
+GORENDER_TEST_ENGINES=goja go test -count=1 -timeout 5m -run 'TestIntlMatrix|TestIntlProcessDefaults' ./jsvm/
+
 step "go test jsvm on QuickJS (no -race)"
 GORENDER_TEST_ENGINES=quickjs go test -count=1 -timeout 5m ./jsvm/
 

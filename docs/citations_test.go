@@ -38,7 +38,8 @@ func TestProtocolCitationsResolve(t *testing.T) {
 		}
 		if d.IsDir() {
 			switch d.Name() {
-			case ".git", ".bin", "node_modules":
+			case ".git", ".bin", "node_modules", "dist":
+				// dist holds built third-party code (FormatJS cites ECMA-402's §n).
 				return filepath.SkipDir
 			}
 			return nil

@@ -97,7 +97,7 @@
     viaIntl(String.prototype, 'localeCompare');
 
     // Array.prototype.toLocaleString passes its arguments to each element's
-    // toLocaleString (ECMA-402 §19.5.1), which the engines do not.
+    // toLocaleString (ECMA-402 section 19.5.1), which the engines do not.
     define(Array.prototype, 'toLocaleString', function toLocaleString(locales, options) {
       var o = Object(this);
       var len = o.length >>> 0;

@@ -12,13 +12,14 @@ import (
 
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/engines"
+	"github.com/gorender/gorender/jsvm/transform"
 )
 
 // stackAttrs are the attributes where development builds of react-dom put
 // error messages and stack traces (engine-specific text).
 var stackAttrs = regexp.MustCompile(`( data-(?:c?stck|msg)=)"[^"]*"`)
 
-// TestRewriteMatrix checks jsvm.RewriteStringBuilds on every shape of
+// TestRewriteMatrix checks transform.RewriteStringBuilds on every shape of
 // react-dom's renderToString: React 18 and 19, development and production,
 // unminified, minified by esbuild and by terser. Each bundle has exactly one
 // site, and the rewritten bundle renders in goja what Node rendered from the
@@ -56,14 +57,14 @@ func TestRewriteMatrix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, n, err := jsvm.RewriteStringBuilds(string(src))
+			out, n, err := transform.RewriteStringBuilds(string(src))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n != 1 {
 				t.Fatalf("rewrites = %d, want 1", n)
 			}
-			if again, n2, _ := jsvm.RewriteStringBuilds(out); n2 != 0 || again != out {
+			if again, n2, _ := transform.RewriteStringBuilds(out); n2 != 0 || again != out {
 				t.Fatal("not idempotent")
 			}
 			rt := loadedRuntime(t, e, out)

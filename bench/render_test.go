@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/engines"
+	"github.com/gorender/gorender/jsvm/transform"
 )
 
 // The bundle of every render benchmark: the plain-script React 19 fixture.
@@ -178,7 +179,7 @@ func BenchmarkBundle(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
-			if _, n, err := jsvm.RewriteStringBuilds(src); err != nil || n != 1 {
+			if _, n, err := transform.RewriteStringBuilds(src); err != nil || n != 1 {
 				b.Fatal(n, err)
 			}
 		}

@@ -2,6 +2,7 @@ package jsvm
 
 import (
 	"context"
+	"github.com/gorender/gorender/jsvm/transform"
 	"runtime"
 	"strings"
 	"sync"
@@ -256,7 +257,7 @@ func BenchmarkCompile3MB(b *testing.B) {
 		b.Run(tc.name+"/always-lower", func(b *testing.B) {
 			b.SetBytes(int64(len(src)))
 			for b.Loop() {
-				lowered, err := lowerForGoja("big.js", src, false)
+				lowered, err := transform.LowerForGoja("big.js", src, false)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -268,7 +269,7 @@ func BenchmarkCompile3MB(b *testing.B) {
 		b.Run(tc.name+"/transform-only", func(b *testing.B) {
 			b.SetBytes(int64(len(src)))
 			for b.Loop() {
-				if _, err := lowerForGoja("big.js", src, false); err != nil {
+				if _, err := transform.LowerForGoja("big.js", src, false); err != nil {
 					b.Fatal(err)
 				}
 			}

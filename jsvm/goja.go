@@ -11,11 +11,10 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/gorender/gorender/jsvm/eventloop"
 	"github.com/gorender/gorender/jsvm/intl"
+	"github.com/gorender/gorender/jsvm/transform"
 )
-
-//go:embed env.js
-var envSource string
 
 // maxCallStackSize bounds JS recursion (Node's default allows about 11k
 // frames); past it a render fails instead of growing the Go stack.
@@ -69,10 +68,10 @@ func (e *gojaEngine) Name() string { return "goja" }
 // Unless KeepStringBuilds, react-dom's quadratic string builds are rewritten
 // into array joins before compiling (RewriteStringBuilds).
 func (e *gojaEngine) Compile(name, path, source string) (Program, error) {
-	p := &gojaProgram{name: name, path: path, module: e.opts.SupportModules, propertyEscapes: mayUsePropertyEscapes(source)}
+	p := &gojaProgram{name: name, path: path, module: e.opts.SupportModules, propertyEscapes: transform.MayUsePropertyEscapes(source)}
 	src := source
 	if p.propertyEscapes {
-		lowered, err := lowerForGoja(name+".js", source, true)
+		lowered, err := transform.LowerForGoja(name+".js", source, true)
 		if err != nil {
 			return nil, fmt.Errorf("compile bundle %s: %v", name, err)
 		}
@@ -80,7 +79,7 @@ func (e *gojaEngine) Compile(name, path, source string) (Program, error) {
 	}
 	prg, err := p.compile(e, src)
 	if err != nil && !p.lowered {
-		lowered, lerr := lowerForGoja(name+".js", source, false)
+		lowered, lerr := transform.LowerForGoja(name+".js", source, false)
 		if lerr != nil {
 			// A real syntax error: goja's message is about the bundle as sent.
 			return nil, fmt.Errorf("compile bundle %s: %w", name, err)
@@ -105,7 +104,7 @@ func (e *gojaEngine) Compile(name, path, source string) (Program, error) {
 // source ever fail to compile, src is compiled as it is.
 func (p *gojaProgram) compile(e *gojaEngine, src string) (*goja.Program, error) {
 	if !e.opts.KeepStringBuilds {
-		if out, n, err := RewriteStringBuilds(src); err == nil && n > 0 {
+		if out, n, err := transform.RewriteStringBuilds(src); err == nil && n > 0 {
 			if prg, err := e.compile(p.name, out, p.module); err == nil {
 				p.stringBuilds = n
 				return prg, nil
@@ -136,7 +135,7 @@ type gojaRuntime struct {
 
 	engine *gojaEngine
 	// loop drives real timers; nil when timers are stubbed.
-	loop *eventLoop
+	loop *eventloop.Loop
 	// asyncCtx is the current async context (env.js's frame); inJob is
 	// true while a promise job runs.
 	asyncCtx goja.Value
@@ -168,7 +167,7 @@ func (e *gojaEngine) NewRuntime() (Runtime, error) {
 	vm.SetMaxCallStackSize(maxCallStackSize)
 	r := &gojaRuntime{vm: vm, engine: e, fs: &bundleFS{}}
 	if e.opts.RealTimers() {
-		r.loop = newEventLoop()
+		r.loop = eventloop.New()
 	}
 	vm.SetAsyncContextTracker(gojaTracker{r})
 	setup, err := vm.RunProgram(e.env)
@@ -263,7 +262,7 @@ func (r *gojaRuntime) Close() {
 // function that stops watching; it marks the runtime broken if the interrupt
 // fired.
 func (r *gojaRuntime) watch(ctx context.Context) (stop func()) {
-	stopWatch := watchRender(ctx, r.loop, func() { r.vm.Interrupt(ErrInterrupted) })
+	stopWatch := eventloop.Watch(ctx, r.loop, func() { r.vm.Interrupt(ErrInterrupted) })
 	return func() {
 		if stopWatch() {
 			r.broken = true
@@ -298,17 +297,17 @@ func (r *gojaRuntime) Load(ctx context.Context, p Program) (err error) {
 		// Work the bundle scheduled while loading runs if it is due now
 		// (setImmediate, 0 ms timers); later timers are cancelled, as every
 		// render's are: nothing of the load runs inside a render.
-		err = r.loop.run(ctx, func() bool { return r.uncaught != nil || !r.loop.dueNow() })
-		if errors.Is(err, errLoopIdle) {
+		err = r.loop.Run(ctx, func() bool { return r.uncaught != nil || !r.loop.DueNow() })
+		if errors.Is(err, eventloop.ErrIdle) {
 			err = nil
 		}
 		if err == nil && r.uncaught != nil {
 			message, stack := r.errorParts(r.uncaught)
 			r.uncaught = nil
-			r.loop.reset()
+			r.loop.Reset()
 			return fmt.Errorf("load bundle %s: %s\n%s", gp.name, message, stack)
 		}
-		r.loop.reset()
+		r.loop.Reset()
 	}
 	if err != nil {
 		if errors.As(err, new(*goja.InterruptedError)) || ctx.Err() != nil {
@@ -388,7 +387,7 @@ func (r *gojaRuntime) evaluate(ctx context.Context, name, code string, req *Requ
 // immediates cancelled, so nothing of it runs in the next render.
 func (r *gojaRuntime) finish() {
 	if r.loop != nil {
-		r.loop.reset()
+		r.loop.Reset()
 	}
 	r.uncaught = nil
 	r.streamTouch = nil
@@ -479,12 +478,12 @@ func (r *gojaRuntime) settle(ctx context.Context, value goja.Value) (*goja.Promi
 	if r.loop == nil {
 		return nil, errors.New(NeverSettledStubTimers)
 	}
-	err = r.loop.run(ctx, func() bool { return r.uncaught != nil || p.State() != goja.PromiseStatePending })
+	err = r.loop.Run(ctx, func() bool { return r.uncaught != nil || p.State() != goja.PromiseStatePending })
 	if err == nil {
 		err = r.takeUncaught()
 	}
 	switch {
-	case errors.Is(err, errLoopIdle):
+	case errors.Is(err, eventloop.ErrIdle):
 		return nil, errors.New(NeverSettledIdle)
 	case err != nil:
 		return nil, err

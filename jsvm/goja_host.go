@@ -14,19 +14,19 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
-)
 
-//go:embed node/dist/node-env.js
-var nodeEnvSource string
+	"github.com/gorender/gorender/jsvm/jsenv"
+	"github.com/gorender/gorender/jsvm/transform"
+)
 
 // The environments are compiled once per process and shared by every
 // runtime of every engine.
 var (
 	envProgram = sync.OnceValues(func() (*goja.Program, error) {
-		return goja.Compile("gorender-env.js", envSource, true)
+		return goja.Compile("gorender-env.js", jsenv.Env, true)
 	})
 	nodeEnvProgram = sync.OnceValues(func() (*goja.Program, error) {
-		return goja.Compile("gorender-node-env.js", nodeEnvSource, false)
+		return goja.Compile("gorender-node-env.js", jsenv.NodeEnv, false)
 	})
 )
 
@@ -86,7 +86,7 @@ func (r *gojaRuntime) hostObject(node bool) *goja.Object {
 		return undefined
 	})
 	set("rewriteRegExp", func(c goja.FunctionCall) goja.Value {
-		out, err := rewritePropertyEscapes(c.Argument(0).String())
+		out, err := transform.RewritePropertyEscapes(c.Argument(0).String())
 		if err != nil {
 			panic(r.newError("SyntaxError", err.Error()))
 		}
@@ -102,7 +102,7 @@ func (r *gojaRuntime) hostObject(node bool) *goja.Object {
 			}
 			ms := c.Argument(1).ToFloat()
 			d := time.Duration(ms * float64(time.Millisecond))
-			id := loop.setTimer(d, c.Argument(2).ToBoolean(), func() error {
+			id := loop.SetTimer(d, c.Argument(2).ToBoolean(), func() error {
 				_, err := fn(undefined)
 				return err
 			})
@@ -113,24 +113,24 @@ func (r *gojaRuntime) hostObject(node bool) *goja.Object {
 			if !ok {
 				panic(vm.NewTypeError("setImmediate: not a function"))
 			}
-			return vm.ToValue(loop.setImmediate(func() error {
+			return vm.ToValue(loop.SetImmediate(func() error {
 				_, err := fn(undefined)
 				return err
 			}))
 		})
 		set("clearTimer", func(c goja.FunctionCall) goja.Value {
-			loop.clearTimer(c.Argument(0).ToInteger())
+			loop.ClearTimer(c.Argument(0).ToInteger())
 			return undefined
 		})
 		set("timerRef", func(c goja.FunctionCall) goja.Value {
-			loop.setRef(c.Argument(0).ToInteger(), c.Argument(1).ToBoolean())
+			loop.SetRef(c.Argument(0).ToInteger(), c.Argument(1).ToBoolean())
 			return undefined
 		})
 		set("timerHasRef", func(c goja.FunctionCall) goja.Value {
-			return vm.ToValue(loop.hasRef(c.Argument(0).ToInteger()))
+			return vm.ToValue(loop.HasRef(c.Argument(0).ToInteger()))
 		})
 		set("timerRefresh", func(c goja.FunctionCall) goja.Value {
-			loop.refreshTimer(c.Argument(0).ToInteger())
+			loop.RefreshTimer(c.Argument(0).ToInteger())
 			return undefined
 		})
 	}
@@ -326,18 +326,5 @@ func (r *gojaRuntime) fsError(e *fsError) *goja.Object {
 // compileModule compiles a CommonJS module's source as the wrapper function
 // Node uses, keeping line numbers (the header shares the first line).
 func compileModule(name, source string) (*goja.Program, error) {
-	return goja.Compile(name, wrapModule(source), false)
-}
-
-// moduleHeader opens the CommonJS wrapper. It is on the first line of the
-// source, so line numbers in stacks are the bundle's own; columns on the
-// first line shift by its length, as in Node.
-const moduleHeader = "(function (exports, require, module, __filename, __dirname) {"
-
-func wrapModule(source string) string {
-	// A hashbang line is a comment for Node's loader.
-	if len(source) > 1 && source[0] == '#' && source[1] == '!' {
-		source = "//" + source[2:]
-	}
-	return moduleHeader + source + "\n})"
+	return goja.Compile(name, transform.WrapModule(source), false)
 }

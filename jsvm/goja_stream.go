@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/gorender/gorender/jsvm/eventloop"
 )
 
 // ensureLoop returns the runtime's event loop, making one when timers are
 // stubbed: streams and incremental updates need a loop for posted work and
 // promise jobs even where JS timers do nothing.
-func (r *gojaRuntime) ensureLoop() *eventLoop {
+func (r *gojaRuntime) ensureLoop() *eventloop.Loop {
 	if r.loop == nil {
-		r.loop = newEventLoop()
+		r.loop = eventloop.New()
 	}
 	return r.loop
 }
@@ -27,9 +29,9 @@ func (r *gojaRuntime) attachUpdates(ctx context.Context, req *Request) (detach f
 		return func() {}
 	}
 	loop := r.ensureLoop()
-	release := loop.hold()
+	release := loop.Hold()
 	req.Updates.SetNotify(func() {
-		loop.post(func() error { return r.drainUpdates(ctx, req, release) })
+		loop.Post(func() error { return r.drainUpdates(ctx, req, release) })
 	})
 	return func() { req.Updates.SetNotify(nil) }
 }
@@ -115,7 +117,7 @@ func (r *gojaRuntime) stream(ctx context.Context, started time.Time, code string
 	if err != nil {
 		return Result{}, r.renderError(ctx, started, code, err)
 	}
-	err = loop.run(ctx, func() bool { return ended || streamErr != nil || writeErr != nil || r.uncaught != nil })
+	err = loop.Run(ctx, func() bool { return ended || streamErr != nil || writeErr != nil || r.uncaught != nil })
 	if err == nil {
 		err = r.takeUncaught()
 	}

@@ -50,6 +50,9 @@ func loadIntlJSON(t testing.TB, name string, v any) {
 
 func TestIntlMatrix(t *testing.T) { forEachEngine(t, testIntlMatrix) }
 
+// raceEnabled: the test binary is built with -race.
+const raceEnabled = quickjsUnderRace
+
 // raceLocales are the matrix's locales under the race detector.
 var raceLocales = []string{"und", "de-DE", "ar-EG"}
 

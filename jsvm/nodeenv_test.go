@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -472,65 +471,6 @@ globalThis.emoji = () => /\p{Extended_Pictographic}/u.test("😀");`
 	}
 }
 
-func TestEventLoop(t *testing.T) {
-	l := newEventLoop()
-	var log []string
-	add := func(s string) func() error { return func() error { log = append(log, s); return nil } }
-	l.setTimer(20*time.Millisecond, false, add("t20"))
-	l.setTimer(5*time.Millisecond, false, add("t5a"))
-	l.setTimer(5*time.Millisecond, false, add("t5b"))
-	cleared := l.setTimer(time.Millisecond, false, add("cleared"))
-	l.clearTimer(cleared)
-	l.setImmediate(add("immediate"))
-	var n int
-	var iv int64
-	iv = l.setTimer(2*time.Millisecond, true, func() error {
-		n++
-		if n == 3 {
-			l.clearTimer(iv)
-		}
-		return nil
-	})
-	if err := l.run(context.Background(), func() bool { return false }); !errors.Is(err, errLoopIdle) {
-		t.Fatalf("run: %v", err)
-	}
-	if got := strings.Join(log, ","); got != "immediate,t5a,t5b,t20" || n != 3 {
-		t.Fatalf("order %s, interval ran %d times", got, n)
-	}
-
-	// A callback error stops the loop.
-	boom := errors.New("boom")
-	l.setTimer(time.Millisecond, false, func() error { return boom })
-	l.setTimer(2*time.Millisecond, false, add("after boom"))
-	if err := l.run(context.Background(), func() bool { return false }); !errors.Is(err, boom) {
-		t.Fatalf("run: %v", err)
-	}
-	l.reset()
-	if l.pending() {
-		t.Fatal("reset left work pending")
-	}
-
-	// post from another goroutine wakes a sleeping loop; hold keeps it alive.
-	release := l.hold()
-	var done atomic.Bool
-	go func() {
-		time.Sleep(5 * time.Millisecond)
-		l.post(func() error { done.Store(true); return nil })
-		release()
-	}()
-	if err := l.run(context.Background(), done.Load); err != nil {
-		t.Fatal(err)
-	}
-
-	// ctx ends a sleeping loop.
-	l.setTimer(time.Hour, false, add("never"))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	if err := l.run(ctx, func() bool { return false }); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("run: %v", err)
-	}
-}
-
 func TestUTF8DecodeStreamingAtEverySplit(t *testing.T) {
 	full := []byte("aé€😀z\xf0\x9f\x98\x80")
 	want, _, _ := utf8Decode(nil, full, false, false)
@@ -555,18 +495,5 @@ func TestUTF8DecodeStreamingAtEverySplit(t *testing.T) {
 	}
 	if _, _, ok := utf8Decode(nil, []byte{0x61, 0xc3}, false, true); ok {
 		t.Fatal("fatal decode of a truncated sequence succeeded")
-	}
-}
-
-func TestRewritePropertyEscapes(t *testing.T) {
-	out, err := rewritePropertyEscapes(`[\p{Lu}x]\P{ASCII}\\p{L}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(out, `[\u{41}-\u{5A}`) || !strings.Contains(out, `x][^\u{0}-\u{7F}]`) || !strings.HasSuffix(out, `\\p{L}`) {
-		t.Fatalf("rewrite: %s", out)
-	}
-	if _, err := rewritePropertyEscapes(`\p{Emoji}`); err == nil {
-		t.Fatal("unknown property accepted")
 	}
 }

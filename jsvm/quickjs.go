@@ -29,17 +29,18 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/evanw/esbuild/pkg/api"
 	lib "modernc.org/libquickjs"
 	"modernc.org/quickjs"
 
+	"github.com/gorender/gorender/jsvm/eventloop"
 	"github.com/gorender/gorender/jsvm/intl"
+	"github.com/gorender/gorender/jsvm/jsenv"
+	"github.com/gorender/gorender/jsvm/transform"
 )
 
 //go:embed quickjs_host.js
@@ -101,10 +102,10 @@ func (e *qjsEngine) Compile(name, path, source string) (Program, error) {
 	p := &qjsProgram{name: name, path: path, module: e.opts.SupportModules}
 	src := source
 	if p.module {
-		src = wrapModule(src)
+		src = transform.WrapModule(src)
 	}
 	if !e.nativeAsync {
-		src, p.lowered = lowerAwait(name+".js", src)
+		src, p.lowered = transform.LowerAwait(name+".js", src)
 	}
 	bc, err := qjsCompile(src, name+".js")
 	if err != nil {
@@ -164,7 +165,7 @@ var (
 		if a.host, err = qjsCompileStrip(qjsHostSource, "gorender-quickjs-host.js", lib.MJS_STRIP_SOURCE); err != nil {
 			return a, err
 		}
-		if a.env, err = qjsCompileStrip(envSource, "gorender-env.js", lib.MJS_STRIP_SOURCE); err != nil {
+		if a.env, err = qjsCompileStrip(jsenv.Env, "gorender-env.js", lib.MJS_STRIP_SOURCE); err != nil {
 			return a, err
 		}
 		return a, nil
@@ -173,34 +174,9 @@ var (
 	// internals) keep whatever context they run in, and it tells async
 	// functions apart by their prototype, which lowering would change.
 	qjsNodeAsset = sync.OnceValues(func() ([]byte, error) {
-		return qjsCompileStrip(nodeEnvSource, "gorender-node-env.js", lib.MJS_STRIP_SOURCE)
+		return qjsCompileStrip(jsenv.NodeEnv, "gorender-node-env.js", lib.MJS_STRIP_SOURCE)
 	})
 )
-
-// lowerAwait returns source with await (async functions, async generators,
-// for await) lowered to generators and then by esbuild, when it contains
-// await, and whether it did. A source esbuild cannot parse is returned as
-// it is, for QuickJS to report its syntax error.
-func lowerAwait(name, source string) (string, bool) {
-	if !strings.Contains(source, "await") || !qjsAwaitWord.MatchString(source) {
-		return source, false
-	}
-	res := api.Transform(source, api.TransformOptions{
-		Loader:        api.LoaderJS,
-		Target:        api.ESNext,
-		Supported:     map[string]bool{"async-await": false, "async-generator": false, "for-await": false},
-		Sourcefile:    name,
-		Charset:       api.CharsetUTF8,
-		LegalComments: api.LegalCommentsInline,
-		LogLevel:      api.LogLevelSilent,
-	})
-	if len(res.Errors) > 0 {
-		return source, false
-	}
-	return string(res.Code), true
-}
-
-var qjsAwaitWord = regexp.MustCompile(`\bawait\b`)
 
 // qjsJSError is a JavaScript exception, as text: the host never keeps the
 // thrown value itself.
@@ -245,7 +221,7 @@ type qjsRuntime struct {
 	restoreCtl func()
 
 	// loop drives real timers; nil when timers are stubbed.
-	loop *eventLoop
+	loop *eventloop.Loop
 	fs   *bundleFS
 	// depth counts calls into JavaScript in progress: promise jobs run when
 	// the outermost returns, as in goja.
@@ -332,7 +308,7 @@ func (e *qjsEngine) NewRuntime() (rt Runtime, err error) {
 		return nil, errors.New("new QuickJS runtime: out of memory")
 	}
 	if e.opts.RealTimers() {
-		r.loop = newEventLoop()
+		r.loop = eventloop.New()
 	}
 	if err := vm.RegisterFunc("__gorender_host", r.dispatch, false); err != nil {
 		return nil, fmt.Errorf("install the render environment: %w", err)
@@ -393,7 +369,7 @@ func (r *qjsRuntime) evalBytecode(bc []byte) (quickjs.Value, error) {
 // evalScript evaluates code as a global script named name, with await
 // lowered (see the file comment).
 func (r *qjsRuntime) evalScript(name, code string) (quickjs.Value, error) {
-	code, _ = lowerAwait(name, code)
+	code, _ = transform.LowerAwait(name, code)
 	return r.evalCode(name, code)
 }
 
@@ -566,7 +542,7 @@ func (r *qjsRuntime) interrupt() {
 // function that stops watching; it marks the runtime broken if the interrupt
 // fired.
 func (r *qjsRuntime) watch(ctx context.Context) (stop func()) {
-	stopWatch := watchRender(ctx, r.loop, r.interrupt)
+	stopWatch := eventloop.Watch(ctx, r.loop, r.interrupt)
 	return func() {
 		if stopWatch() {
 			r.broken = true
@@ -639,8 +615,8 @@ func (r *qjsRuntime) Load(ctx context.Context, p Program) (err error) {
 	if err == nil && r.loop != nil {
 		// As on goja: work the bundle scheduled while loading runs if it is
 		// due now; later timers are cancelled.
-		err = r.loop.run(ctx, func() bool { return r.uncaught != nil || !r.loop.dueNow() })
-		if errors.Is(err, errLoopIdle) {
+		err = r.loop.Run(ctx, func() bool { return r.uncaught != nil || !r.loop.DueNow() })
+		if errors.Is(err, eventloop.ErrIdle) {
 			err = nil
 		}
 		if err == nil && r.uncaught != nil {
@@ -689,7 +665,7 @@ func (r *qjsRuntime) runAsModule(qp *qjsProgram, wrapper quickjs.Value) error {
 // resetLoop cancels every timer and immediate, here and in JavaScript.
 func (r *qjsRuntime) resetLoop() {
 	if r.loop != nil {
-		r.loop.reset()
+		r.loop.Reset()
 	}
 	if !r.broken {
 		_ = r.call(qjsReset)
@@ -767,7 +743,7 @@ func (r *qjsRuntime) evaluate(ctx context.Context, name, code string, req *Reque
 // immediates cancelled, so nothing of it runs in the next render.
 func (r *qjsRuntime) finish() {
 	if r.loop != nil {
-		r.loop.reset()
+		r.loop.Reset()
 	}
 	r.uncaught = nil
 	r.streamTouch = nil
@@ -878,12 +854,12 @@ func (r *qjsRuntime) settle(ctx context.Context, value quickjs.Value) (quickjs.V
 	if r.loop == nil {
 		return fail(errors.New(NeverSettledStubTimers))
 	}
-	err = r.loop.run(ctx, func() bool { return r.uncaught != nil || r.x.promiseState(&p) != qjsPromisePending })
+	err = r.loop.Run(ctx, func() bool { return r.uncaught != nil || r.x.promiseState(&p) != qjsPromisePending })
 	if err == nil {
 		err = r.takeUncaught()
 	}
 	switch {
-	case errors.Is(err, errLoopIdle):
+	case errors.Is(err, eventloop.ErrIdle):
 		return fail(errors.New(NeverSettledIdle))
 	case err != nil:
 		return fail(err)

@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"modernc.org/quickjs"
+
+	"github.com/gorender/gorender/jsvm/eventloop"
+	"github.com/gorender/gorender/jsvm/transform"
 )
 
 // qjsHostOps names the dispatcher's ops, in order (quickjs_host.js reads
@@ -209,28 +212,28 @@ func (r *qjsRuntime) dispatch(args ...quickjs.Value) (ret quickjs.Value) {
 			ms = 0
 		}
 		var id int64
-		id = loop.setTimer(time.Duration(ms*float64(time.Millisecond)), repeat, func() error { return r.fire(id, !repeat) })
+		id = loop.SetTimer(time.Duration(ms*float64(time.Millisecond)), repeat, func() error { return r.fire(id, !repeat) })
 		return r.vm.NewFloat64(float64(id))
 	case opSetImmediate:
 		var id int64
-		id = r.ensureLoop().setImmediate(func() error { return r.fire(id, true) })
+		id = r.ensureLoop().SetImmediate(func() error { return r.fire(id, true) })
 		return r.vm.NewFloat64(float64(id))
 	case opClearTimer:
 		if r.loop != nil {
-			r.loop.clearTimer(a.int(0))
+			r.loop.ClearTimer(a.int(0))
 		}
 	case opTimerRef:
 		if r.loop != nil {
-			r.loop.setRef(a.int(0), a.bool(1))
+			r.loop.SetRef(a.int(0), a.bool(1))
 		}
 	case opTimerHasRef:
-		return r.bool(r.loop != nil && r.loop.hasRef(a.int(0)))
+		return r.bool(r.loop != nil && r.loop.HasRef(a.int(0)))
 	case opTimerRefresh:
 		if r.loop != nil {
-			r.loop.refreshTimer(a.int(0))
+			r.loop.RefreshTimer(a.int(0))
 		}
 	case opLowerAsync:
-		src, _ := lowerAwait("anonymous", a.str(0))
+		src, _ := transform.LowerAwait("anonymous", a.str(0))
 		return r.str(src)
 
 	case opProcessEnv:
@@ -308,7 +311,7 @@ func (r *qjsRuntime) dispatch(args ...quickjs.Value) (ret quickjs.Value) {
 		return r.str(p)
 	case opCompileModule:
 		name := filepath.Base(a.str(1))
-		v, err := r.evalScript(name, wrapModule(a.str(0)))
+		v, err := r.evalScript(name, transform.WrapModule(a.str(0)))
 		if err != nil {
 			return r.failWith(&qjsHostError{Name: "SyntaxError", Message: err.Error()})
 		}
@@ -491,9 +494,9 @@ func (r *qjsRuntime) fire(id int64, last bool) error {
 // ensureLoop returns the runtime's event loop, making one when timers are
 // stubbed: streams and incremental updates need a loop for posted work and
 // promise jobs even where JS timers do nothing.
-func (r *qjsRuntime) ensureLoop() *eventLoop {
+func (r *qjsRuntime) ensureLoop() *eventloop.Loop {
 	if r.loop == nil {
-		r.loop = newEventLoop()
+		r.loop = eventloop.New()
 	}
 	return r.loop
 }

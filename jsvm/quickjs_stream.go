@@ -50,9 +50,9 @@ func (r *qjsRuntime) attachUpdates(ctx context.Context, req *Request) (detach fu
 		return func() {}
 	}
 	loop := r.ensureLoop()
-	release := loop.hold()
+	release := loop.Hold()
 	req.Updates.SetNotify(func() {
-		loop.post(func() error { return r.drainUpdates(ctx, req, release) })
+		loop.Post(func() error { return r.drainUpdates(ctx, req, release) })
 	})
 	return func() { req.Updates.SetNotify(nil) }
 }
@@ -122,7 +122,7 @@ func (r *qjsRuntime) stream(ctx context.Context, started time.Time, code string,
 	if err := r.call(qjsPump, value); err != nil {
 		return Result{}, r.renderError(ctx, started, code, err)
 	}
-	err = loop.run(ctx, func() bool { return s.ended || s.err != nil || s.writeErr != nil || r.uncaught != nil })
+	err = loop.Run(ctx, func() bool { return s.ended || s.err != nil || s.writeErr != nil || r.uncaught != nil })
 	if err == nil {
 		err = r.takeUncaught()
 	}

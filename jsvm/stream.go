@@ -3,6 +3,8 @@ package jsvm
 import (
 	"context"
 	"errors"
+
+	"github.com/gorender/gorender/jsvm/eventloop"
 )
 
 // errStreamIdle ends a stream's loop when its idle timer fires.
@@ -12,7 +14,7 @@ var errStreamIdle = errors.New("stream idle")
 // sink's Start, then the stream's idle timer on the runtime's loop (made by
 // ensureLoop only once the answer has started). touch restarts the idle
 // timer; the engine calls it on each chunk.
-func startStream(req *Request, ensureLoop func() *eventLoop) (loop *eventLoop, touch func(), err error) {
+func startStream(req *Request, ensureLoop func() *eventloop.Loop) (loop *eventloop.Loop, touch func(), err error) {
 	if req.Sink == nil {
 		return nil, nil, &RenderError{Kind: KindUnsupported, Text: StreamWithoutSinkText}
 	}
@@ -22,9 +24,9 @@ func startStream(req *Request, ensureLoop func() *eventLoop) (loop *eventLoop, t
 	loop = ensureLoop()
 	touch = func() {}
 	if req.StreamIdle > 0 {
-		idle := loop.setTimer(req.StreamIdle, false, func() error { return errStreamIdle })
-		loop.setRef(idle, false)
-		touch = func() { loop.refreshTimer(idle) }
+		idle := loop.SetTimer(req.StreamIdle, false, func() error { return errStreamIdle })
+		loop.SetRef(idle, false)
+		touch = func() { loop.RefreshTimer(idle) }
 	}
 	return loop, touch, nil
 }
@@ -60,7 +62,7 @@ func streamOutcome(ctx context.Context, code string, req *Request, end streamEnd
 	case errors.Is(end.err, errStreamIdle):
 		end.abort("the stream was idle too long")
 		return Result{}, &RenderError{Kind: KindTimeout, Text: StreamIdleText(req.StreamIdle)}
-	case errors.Is(end.err, errLoopIdle):
+	case errors.Is(end.err, eventloop.ErrIdle):
 		end.abort("the stream stalled")
 		return Result{}, &RenderError{Kind: KindJS, Text: StreamStalledText}
 	case ctx.Err() != nil:

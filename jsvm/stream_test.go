@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gorender/gorender/jsvm/eventloop"
 )
 
 // recordingSink keeps what a streamed render sends, with arrival times.
@@ -118,7 +120,7 @@ func testStreamRequestGoneWhileWaitingKeepsRuntime(t *testing.T, engine string) 
 	defer rt.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sink := &cancellingSink{cancel: cancel, loop: func() *eventLoop {
+	sink := &cancellingSink{cancel: cancel, loop: func() *eventloop.Loop {
 		switch rt := rt.(type) {
 		case *gojaRuntime:
 			return rt.loop
@@ -149,7 +151,7 @@ func testStreamRequestGoneWhileWaitingKeepsRuntime(t *testing.T, engine string) 
 // then does.
 type cancellingSink struct {
 	cancel context.CancelFunc
-	loop   func() *eventLoop
+	loop   func() *eventloop.Loop
 	once   sync.Once
 }
 
@@ -158,7 +160,7 @@ func (s *cancellingSink) Start() error { return nil }
 func (s *cancellingSink) Write([]byte) error {
 	s.once.Do(func() {
 		go func() {
-			for s.loop() == nil || !s.loop().waiting.Load() {
+			for s.loop() == nil || !s.loop().Sleeping() {
 				time.Sleep(time.Millisecond)
 			}
 			s.cancel()

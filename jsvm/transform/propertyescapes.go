@@ -1,6 +1,6 @@
 //lint:file-ignore ST1005 these errors are the messages of JavaScript SyntaxErrors, worded as V8 words them.
 
-package jsvm
+package transform
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 	"unicode"
 )
 
-// rewritePropertyEscapes replaces the \p{…} and \P{…} escapes of a u-mode
+// RewritePropertyEscapes replaces the \p{…} and \P{…} escapes of a u-mode
 // regex pattern with explicit character classes built from Go's Unicode
 // tables, for engines whose regex engine lacks them. A property Go has no
 // table for (Emoji, Extended_Pictographic…) is an error naming the gap.
-func rewritePropertyEscapes(pattern string) (string, error) {
+func RewritePropertyEscapes(pattern string) (string, error) {
 	var b strings.Builder
 	inClass := false
 	for i := 0; i < len(pattern); i++ {

@@ -1,4 +1,4 @@
-package jsvm
+package transform
 
 // A load-time rewrite of one accumulation pattern that is quadratic in goja.
 //

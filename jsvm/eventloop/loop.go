@@ -1,4 +1,8 @@
-package jsvm
+// Package eventloop drives the timers, immediates and cross-goroutine work
+// of one in-process JavaScript runtime, Node's way (timers due in order,
+// then immediates, one turn at a time), without knowing JavaScript: its
+// callbacks are Go functions the engine builds around JS functions.
+package eventloop
 
 import (
 	"container/heap"
@@ -9,17 +13,15 @@ import (
 	"time"
 )
 
-// eventLoop drives one runtime's timers, immediates and work posted from
-// other goroutines. It knows nothing of JavaScript: callbacks are Go funcs
-// that the engine layer builds around JS functions, and an error returned by
-// one (an exception thrown from a timer callback) stops the loop and fails
-// the render.
+// Loop drives one runtime's timers, immediates and work posted from other
+// goroutines. An error returned by a callback (an exception thrown from a
+// timer callback) stops the loop and fails the render.
 //
-// Everything but post and hold runs on the runtime's goroutine: the loop runs
-// only while the host calls run, so JS never runs concurrently with the
+// Everything but Post and Hold runs on the runtime's goroutine: the loop runs
+// only while the host calls Run, so JS never runs concurrently with the
 // caller. Promise jobs are not the loop's business: the engine drains them
 // after each top-level call, i.e. after every callback the loop makes.
-type eventLoop struct {
+type Loop struct {
 	timers     timerHeap
 	byID       map[int64]*loopTimer
 	immediates []*loopImmediate
@@ -32,9 +34,9 @@ type eventLoop struct {
 	gen    uint64        // bumped by reset: stale holds release nothing
 	wake   chan struct{} // capacity 1: something was posted or a hold ended
 
-	// waiting is true while run sleeps with no JavaScript running, and
-	// after run returned because its context ended: a render's watch then
-	// leaves the cancellation to run instead of interrupting the engine, so
+	// waiting is true while Run sleeps with no JavaScript running, and
+	// after Run returned because its context ended: a render's Watch then
+	// leaves the cancellation to Run instead of interrupting the engine, so
 	// the runtime stays usable. A wake-up for work clears it before any
 	// JavaScript runs; a context that ends meanwhile is seen at the loop's
 	// top, before the work.
@@ -59,8 +61,9 @@ type loopImmediate struct {
 	cancelled bool
 }
 
-func newEventLoop() *eventLoop {
-	return &eventLoop{byID: make(map[int64]*loopTimer), wake: make(chan struct{}, 1)}
+// New returns an empty loop.
+func New() *Loop {
+	return &Loop{byID: make(map[int64]*loopTimer), wake: make(chan struct{}, 1)}
 }
 
 // Node clamps delays below 1 ms, and above 2^31-1 ms, to 1 ms.
@@ -73,9 +76,9 @@ func clampDelay(d time.Duration) time.Duration {
 	return d
 }
 
-// setTimer schedules fn after d, every d when repeat; it returns the
-// timer's id.
-func (l *eventLoop) setTimer(d time.Duration, repeat bool, fn func() error) int64 {
+// SetTimer schedules fn after d (clamped as Node clamps it), every d when
+// repeat; it returns the timer's id.
+func (l *Loop) SetTimer(d time.Duration, repeat bool, fn func() error) int64 {
 	d = clampDelay(d)
 	l.nextID++
 	l.seq++
@@ -85,8 +88,8 @@ func (l *eventLoop) setTimer(d time.Duration, repeat bool, fn func() error) int6
 	return t.id
 }
 
-// clearTimer cancels a timer or an immediate; unknown ids are ignored.
-func (l *eventLoop) clearTimer(id int64) {
+// ClearTimer cancels a timer or an immediate; unknown ids are ignored.
+func (l *Loop) ClearTimer(id int64) {
 	if t, ok := l.byID[id]; ok {
 		delete(l.byID, id)
 		if t.index >= 0 {
@@ -101,8 +104,8 @@ func (l *eventLoop) clearTimer(id int64) {
 	}
 }
 
-// refreshTimer restarts a timer's delay from now (Timeout.refresh).
-func (l *eventLoop) refreshTimer(id int64) {
+// RefreshTimer restarts a timer's delay from now (Timeout.refresh).
+func (l *Loop) RefreshTimer(id int64) {
 	t, ok := l.byID[id]
 	if !ok || t.index < 0 {
 		return
@@ -112,9 +115,9 @@ func (l *eventLoop) refreshTimer(id int64) {
 	heap.Fix(&l.timers, t.index)
 }
 
-// setRef marks whether a timer or immediate keeps the loop alive (Node's
+// SetRef marks whether a timer or immediate keeps the loop alive (Node's
 // ref/unref): a render whose promise waits only on unref'd timers is stuck.
-func (l *eventLoop) setRef(id int64, ref bool) {
+func (l *Loop) SetRef(id int64, ref bool) {
 	if t, ok := l.byID[id]; ok {
 		t.ref = ref
 		return
@@ -126,8 +129,8 @@ func (l *eventLoop) setRef(id int64, ref bool) {
 	}
 }
 
-// hasRef reports whether a timer or immediate is pending and ref'd.
-func (l *eventLoop) hasRef(id int64) bool {
+// HasRef reports whether a timer or immediate is pending and ref'd.
+func (l *Loop) HasRef(id int64) bool {
 	if t, ok := l.byID[id]; ok {
 		return t.ref
 	}
@@ -139,26 +142,26 @@ func (l *eventLoop) hasRef(id int64) bool {
 	return false
 }
 
-// setImmediate runs fn on the loop's next turn.
-func (l *eventLoop) setImmediate(fn func() error) int64 {
+// SetImmediate runs fn on the loop's next turn and returns its id.
+func (l *Loop) SetImmediate(fn func() error) int64 {
 	l.nextID++
 	l.immediates = append(l.immediates, &loopImmediate{id: l.nextID, fn: fn, ref: true})
 	return l.nextID
 }
 
-// post runs fn on the loop from any goroutine. Posts made while no render
-// runs wait for the next run, unless reset drops them first.
-func (l *eventLoop) post(fn func() error) {
+// Post runs fn on the loop from any goroutine. Posts made while no render
+// runs wait for the next Run, unless Reset drops them first.
+func (l *Loop) Post(fn func() error) {
 	l.mu.Lock()
 	l.posted = append(l.posted, fn)
 	l.mu.Unlock()
 	l.notify()
 }
 
-// hold keeps run waiting for posts even when no timer is pending (a stream
+// Hold keeps Run waiting for posts even when no timer is pending (a stream
 // feeding the render from another goroutine). Call release once when the
-// source is done; releases after a reset are ignored.
-func (l *eventLoop) hold() (release func()) {
+// source is done; releases after a Reset are ignored.
+func (l *Loop) Hold() (release func()) {
 	l.mu.Lock()
 	l.holds++
 	gen := l.gen
@@ -176,16 +179,16 @@ func (l *eventLoop) hold() (release func()) {
 	}
 }
 
-func (l *eventLoop) notify() {
+func (l *Loop) notify() {
 	select {
 	case l.wake <- struct{}{}:
 	default:
 	}
 }
 
-// reset cancels every timer, immediate, post and hold: nothing of one render
+// Reset cancels every timer, immediate, post and hold: nothing of one render
 // runs in the next.
-func (l *eventLoop) reset() {
+func (l *Loop) Reset() {
 	l.timers = l.timers[:0]
 	clear(l.byID)
 	l.immediates = nil
@@ -201,7 +204,7 @@ func (l *eventLoop) reset() {
 }
 
 // pending reports whether anything ref'd could still run.
-func (l *eventLoop) pending() bool {
+func (l *Loop) pending() bool {
 	for _, im := range l.immediates {
 		if !im.cancelled && im.ref {
 			return true
@@ -217,8 +220,8 @@ func (l *eventLoop) pending() bool {
 	return len(l.posted) > 0 || l.holds > 0
 }
 
-// dueNow reports whether something is runnable without waiting.
-func (l *eventLoop) dueNow() bool {
+// DueNow reports whether something is runnable without waiting.
+func (l *Loop) DueNow() bool {
 	for _, im := range l.immediates {
 		if !im.cancelled {
 			return true
@@ -232,16 +235,16 @@ func (l *eventLoop) dueNow() bool {
 	return len(l.posted) > 0
 }
 
-// errLoopIdle is run's answer when done() is false and nothing pending can
+// ErrIdle is Run's answer when done() is false and nothing pending can
 // ever make it true.
-var errLoopIdle = errors.New("event loop idle")
+var ErrIdle = errors.New("event loop idle")
 
-// run runs callbacks until done() is true, ctx ends (its error is returned),
+// Run runs callbacks until done() is true, ctx ends (its error is returned),
 // a callback fails (its error is returned) or nothing is pending
-// (errLoopIdle). Each turn runs posted work, then the timers due at its start
+// (ErrIdle). Each turn runs posted work, then the timers due at its start
 // in due order, then the immediates queued before it, like Node's phases;
 // done is checked after every callback.
-func (l *eventLoop) run(ctx context.Context, done func() bool) error {
+func (l *Loop) Run(ctx context.Context, done func() bool) error {
 	var sleeper *time.Timer
 	defer func() {
 		if sleeper != nil {
@@ -263,7 +266,7 @@ func (l *eventLoop) run(ctx context.Context, done func() bool) error {
 			continue
 		}
 		if !l.pending() {
-			return errLoopIdle
+			return ErrIdle
 		}
 		// Sleep until the next timer, a post, a released hold or ctx's end.
 		var timerC <-chan time.Time
@@ -298,7 +301,7 @@ func (l *eventLoop) run(ctx context.Context, done func() bool) error {
 
 // turn runs one round of posted work, due timers and immediates; it reports
 // whether it ran anything.
-func (l *eventLoop) turn(ctx context.Context, done func() bool) (ran bool, err error) {
+func (l *Loop) turn(ctx context.Context, done func() bool) (ran bool, err error) {
 	l.mu.Lock()
 	posted := l.posted
 	l.posted = nil
@@ -355,7 +358,7 @@ func (l *eventLoop) turn(ctx context.Context, done func() bool) (ran bool, err e
 	return ran, nil
 }
 
-func (l *eventLoop) requeue(fns []func() error) {
+func (l *Loop) requeue(fns []func() error) {
 	if len(fns) == 0 {
 		return
 	}
@@ -394,34 +397,6 @@ func (h *timerHeap) Pop() any {
 	return t
 }
 
-// watchRender calls interrupt when ctx ends while JavaScript may be running.
-// While loop sleeps (a stream waiting for data, a promise waiting for a
-// timer) it does not: run returns ctx's error before running anything, and
-// the runtime stays usable. loop is the runtime's loop as the render starts
-// (read here, never from the watching goroutine); with none yet (stub
-// timers until a stream needs one) every end interrupts. The returned stop
-// ends the watch and reports
-// whether interrupt was called; it waits for a call in progress, so that a
-// deadline racing with the render's end is never missed.
-func watchRender(ctx context.Context, loop *eventLoop, interrupt func()) (stop func() (interrupted bool)) {
-	if loop != nil {
-		loop.waiting.Store(false) // left set by an earlier render that ended while waiting
-	}
-	var called bool
-	done := make(chan struct{})
-	stopWatch := context.AfterFunc(ctx, func() {
-		defer close(done)
-		if loop != nil && loop.waiting.Load() {
-			return
-		}
-		called = true
-		interrupt()
-	})
-	return func() bool {
-		if stopWatch() {
-			return false
-		}
-		<-done
-		return called
-	}
-}
+// Sleeping reports whether Run sleeps with no JavaScript running (or
+// returned because its context ended). Any goroutine may call it.
+func (l *Loop) Sleeping() bool { return l.waiting.Load() }

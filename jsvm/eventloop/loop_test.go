@@ -1,0 +1,69 @@
+package eventloop
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestEventLoop(t *testing.T) {
+	l := New()
+	var log []string
+	add := func(s string) func() error { return func() error { log = append(log, s); return nil } }
+	l.SetTimer(20*time.Millisecond, false, add("t20"))
+	l.SetTimer(5*time.Millisecond, false, add("t5a"))
+	l.SetTimer(5*time.Millisecond, false, add("t5b"))
+	cleared := l.SetTimer(time.Millisecond, false, add("cleared"))
+	l.ClearTimer(cleared)
+	l.SetImmediate(add("immediate"))
+	var n int
+	var iv int64
+	iv = l.SetTimer(2*time.Millisecond, true, func() error {
+		n++
+		if n == 3 {
+			l.ClearTimer(iv)
+		}
+		return nil
+	})
+	if err := l.Run(context.Background(), func() bool { return false }); !errors.Is(err, ErrIdle) {
+		t.Fatalf("run: %v", err)
+	}
+	if got := strings.Join(log, ","); got != "immediate,t5a,t5b,t20" || n != 3 {
+		t.Fatalf("order %s, interval ran %d times", got, n)
+	}
+
+	// A callback error stops the loop.
+	boom := errors.New("boom")
+	l.SetTimer(time.Millisecond, false, func() error { return boom })
+	l.SetTimer(2*time.Millisecond, false, add("after boom"))
+	if err := l.Run(context.Background(), func() bool { return false }); !errors.Is(err, boom) {
+		t.Fatalf("run: %v", err)
+	}
+	l.Reset()
+	if l.pending() {
+		t.Fatal("reset left work pending")
+	}
+
+	// post from another goroutine wakes a sleeping loop; hold keeps it alive.
+	release := l.Hold()
+	var done atomic.Bool
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		l.Post(func() error { done.Store(true); return nil })
+		release()
+	}()
+	if err := l.Run(context.Background(), done.Load); err != nil {
+		t.Fatal(err)
+	}
+
+	// ctx ends a sleeping loop.
+	l.SetTimer(time.Hour, false, add("never"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := l.Run(ctx, func() bool { return false }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("run: %v", err)
+	}
+}

@@ -1,0 +1,118 @@
+// Package transform holds the source transforms the pure-Go engines apply to
+// bundles before compiling them: esbuild's lowering of syntax an engine
+// cannot parse or run (LowerForGoja, LowerAwait), the CommonJS module
+// wrapper (WrapModule), the rewrite of quadratic string builds for engines
+// with flat strings (RewriteStringBuilds) and the \p{…} regex property
+// escapes rewritten with Go's Unicode tables (RewritePropertyEscapes).
+package transform
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"strings"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// What goja cannot parse or run, for esbuild: async generators and
+// for await…of (either one anywhere is a syntax error for the whole bundle),
+// the regex d and v flags, \p{…} property escapes (goja parses them and
+// never matches; lowered literals become new RegExp calls, which the
+// environment rewrites with Go's Unicode tables), using declarations and
+// decorators. Everything else is left as written.
+var gojaUnsupported = map[string]bool{
+	"async-generator":                 false,
+	"for-await":                       false,
+	"regexp-match-indices":            false,
+	"regexp-set-notation":             false,
+	"regexp-unicode-property-escapes": false,
+	"using":                           false,
+	"decorators":                      false,
+	"dynamic-import":                  false,
+	"import-meta":                     false,
+}
+
+// LowerForGoja rewrites source so that goja parses it, with esbuild's
+// Transform. The output keeps the source's semantics (it is formatted anew,
+// so line numbers change). With propertyEscapes every u-flag regex literal
+// becomes a RegExp constructor call (esbuild itself only notices \p{…}
+// outside character classes), so that the environment's RegExp rewrites
+// the escapes.
+func LowerForGoja(name, source string, propertyEscapes bool) (string, error) {
+	supported := gojaUnsupported
+	if propertyEscapes {
+		supported = maps.Clone(gojaUnsupported)
+		supported["regexp-sticky-and-unicode-flags"] = false
+	}
+	res := api.Transform(source, api.TransformOptions{
+		Loader:        api.LoaderJS,
+		Target:        api.ESNext,
+		Supported:     supported,
+		Sourcefile:    name,
+		Charset:       api.CharsetUTF8,
+		LegalComments: api.LegalCommentsInline,
+		LogLevel:      api.LogLevelSilent,
+	})
+	if len(res.Errors) > 0 {
+		msgs := make([]string, 0, len(res.Errors))
+		for _, m := range res.Errors {
+			loc := ""
+			if m.Location != nil {
+				loc = fmt.Sprintf("%d:%d: ", m.Location.Line, m.Location.Column)
+			}
+			msgs = append(msgs, loc+m.Text)
+		}
+		return "", errors.New(strings.Join(msgs, "; "))
+	}
+	return string(res.Code), nil
+}
+
+// MayUsePropertyEscapes reports whether source may contain a \p{…} or
+// \P{…} regex escape (a cheap over-approximation: string literals count too).
+func MayUsePropertyEscapes(source string) bool {
+	return strings.Contains(source, `\p{`) || strings.Contains(source, `\P{`)
+}
+
+// LowerAwait returns source with await (async functions, async generators,
+// for await) lowered to generators and then by esbuild, when it contains
+// await, and whether it did: QuickJS runs await without calling then, so
+// code that awaits would lose the async context its host layer carries
+// across promise reactions. A source esbuild cannot parse is returned as it
+// is, for the engine to report its syntax error.
+func LowerAwait(name, source string) (string, bool) {
+	if !strings.Contains(source, "await") || !awaitWord.MatchString(source) {
+		return source, false
+	}
+	res := api.Transform(source, api.TransformOptions{
+		Loader:        api.LoaderJS,
+		Target:        api.ESNext,
+		Supported:     map[string]bool{"async-await": false, "async-generator": false, "for-await": false},
+		Sourcefile:    name,
+		Charset:       api.CharsetUTF8,
+		LegalComments: api.LegalCommentsInline,
+		LogLevel:      api.LogLevelSilent,
+	})
+	if len(res.Errors) > 0 {
+		return source, false
+	}
+	return string(res.Code), true
+}
+
+var awaitWord = regexp.MustCompile(`\bawait\b`)
+
+// ModuleHeader opens the CommonJS wrapper. It is on the first line of the
+// source, so line numbers in stacks are the bundle's own; columns on the
+// first line shift by its length, as in Node.
+const ModuleHeader = "(function (exports, require, module, __filename, __dirname) {"
+
+// WrapModule wraps a CommonJS module's source as the function Node's loader
+// calls (exports, require, module, __filename, __dirname).
+func WrapModule(source string) string {
+	// A hashbang line is a comment for Node's loader.
+	if len(source) > 1 && source[0] == '#' && source[1] == '!' {
+		source = "//" + source[2:]
+	}
+	return ModuleHeader + source + "\n})"
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks jsvm.RewriteStringBuilds on every shape of react-dom's
+# Checks transform.RewriteStringBuilds on every shape of react-dom's
 # renderToString against Node: builds React 18 and 19 bundles (development and
 # production; unminified, esbuild- and terser-minified) with bench/matrix,
 # records Node's answers, then renders the rewritten bundles in goja

@@ -2,9 +2,11 @@
 // that run its renders, as database/sql/driver is between database/sql and
 // its drivers: package worker sees only the interfaces declared here ("load
 // this bundle", "evaluate this request, with this context, streaming into
-// this sink"), every engine implements them, and jsvm/engines picks one by
-// name. (goja and quickjs still live in this package; they move to packages
-// of their own, jsvm/gojaengine and jsvm/quickjsengine.)
+// this sink"), every engine implements them in a package of its own
+// (jsvm/gojaengine, jsvm/quickjsengine), and jsvm/engines picks one by name.
+// The engines that run JavaScript in gorender's process share one render
+// flow above their primitives (jsvm/inproc); an engine that runs it
+// elsewhere implements Engine and Runtime directly.
 //
 // Everything that must read the same whatever the engine is declared here
 // once: the options of the environment a bundle expects (PROTOCOL.md §7),

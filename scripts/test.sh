@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, vet, staticcheck, a static cgo-free build,
 # every package's tests (unit and end-to-end against the real binary on the
-# default engine, goja) with the race detector, then jsvm's QuickJS tests and the
-# end-to-end suite again on QuickJS, both without it, and a short run of
-# each fuzz target on its committed corpus.
+# default engine, goja) with the race detector, then the QuickJS engine's
+# tests and the end-to-end suite again on QuickJS, both without it, and a
+# short run of each fuzz target on its committed corpus.
 # Then the deploy checks (helm lint, rendered manifests, Dockerfile lint and
 # build: scripts/check-deploy.sh, which installs helm from the Go module
 # proxy). Needs only Go; the JS fixtures are committed (tests/testdata/build.sh
@@ -36,14 +36,15 @@ CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/gorender
 step "go test -race"
 go test -race -count=1 -timeout 12m ./...
 
-# The race detector instruments QuickJS's translated C too (about 10x
-# slower), so the QuickJS tests of the fixture bundles skip under -race and
-# run here without it.
 step "Intl matrix on goja (no -race: under it the matrix runs a sample)"
-GORENDER_TEST_ENGINES=goja go test -count=1 -timeout 5m -run 'TestIntlMatrix|TestIntlProcessDefaults' ./jsvm/
+go test -count=1 -timeout 5m -run 'TestConformance/^Intl(Matrix|ProcessDefaults)$' ./jsvm/gojaengine/
 
-step "go test jsvm on QuickJS (no -race)"
-GORENDER_TEST_ENGINES=quickjs go test -count=1 -timeout 5m ./jsvm/
+# The race detector instruments QuickJS's translated C too (about 10x
+# slower), so the QuickJS tests of the fixture bundles (the conformance
+# suite's and the engine's own) skip under -race and run here without it.
+
+step "go test the QuickJS engine (no -race)"
+go test -count=1 -timeout 5m ./jsvm/quickjsengine/
 
 # The end-to-end suite once more with every server on QuickJS. Its binary is
 # built without -race for the same reason: with it this step takes over 4

@@ -269,8 +269,8 @@ func TestManyStreamsOneConnection(t *testing.T) {
 
 // TestRewriteStringBuildsOff: RENDERER_REWRITE_STRING_BUILDS=false reaches
 // the engine (the start-up configuration says so) and the bundle, run as
-// built, answers Node's bytes (jsvm's TestRewriteStringBuildsEngine proves
-// that the switch keeps the bundle as built). The rewrite is goja's.
+// built, answers Node's bytes (gojaengine's TestRewriteStringBuildsEngine
+// proves that the switch keeps the bundle as built). The rewrite is goja's.
 func TestRewriteStringBuildsOff(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, map[string]string{"RENDERER_REWRITE_STRING_BUILDS": "false", "RENDERER_LOG_LEVEL": "info", "RENDERER_JS_ENGINE": "goja"})

@@ -540,8 +540,9 @@ func TestStreamClientGone(t *testing.T) {
 			t.Errorf("gorender_runtimes_quarantined = %v, want 0", v)
 		}
 		// A client that leaves while the stream waits for its next chunk
-		// does not cost a runtime (jsvm's TestStreamRequestGoneWhileWaiting-
-		// KeepsRuntime proves it); one that leaves while JavaScript runs does.
+		// does not cost a runtime (the conformance suite's
+		// StreamRequestGoneWhileWaitingKeepsRuntime proves it); one that
+		// leaves while JavaScript runs does.
 		t.Logf("runtimes replaced after %d disconnects: %v", streams, s.metricValue(t, `gorender_runtime_replacements_total{reason="broken"}`))
 
 		const slack = 10

@@ -66,7 +66,7 @@ var timedOut = regexp.MustCompile(`^Render timed out after ([0-9.]+[a-zµ]+)[: ]
 // wantTimedOut checks a 400 "Render timed out after <timeout>" answer.
 //
 // The duration is allowed to fall short of the configured timeout by a few
-// milliseconds: gorender (jsvm.interruptedError) reports deadline minus the
+// milliseconds: gorender (jsvm.InterruptedError) reports deadline minus the
 // moment Eval started, not the configured RENDERER_RENDER_TIMEOUT, so a
 // loaded machine gets "Render timed out after 2.997s" for a 3s timeout.
 // Reported; make this exact ("after 3s") once the server reports the setting.

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/gojaengine"
+	"github.com/gorender/gorender/jsvm/quickjsengine"
 )
 
 // Names are the engines New accepts, the default first.
@@ -20,12 +22,20 @@ const Default = "goja"
 // New returns the engine named name ("" is Default) with the environment
 // opts describes.
 func New(name string, opts jsvm.Options) (jsvm.Engine, error) {
+	var (
+		e   jsvm.Engine
+		err error
+	)
 	switch name {
-	case "", "goja":
-		return jsvm.NewGojaEngine(opts)
-	case "quickjs":
-		return jsvm.NewQuickJSEngine(opts)
+	case "", gojaengine.Name:
+		e, err = gojaengine.New(opts)
+	case quickjsengine.Name:
+		e, err = quickjsengine.New(opts)
 	default:
 		return nil, fmt.Errorf("unknown JavaScript engine %q (supported: %s)", name, strings.Join(Names, ", "))
 	}
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }

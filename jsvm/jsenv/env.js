@@ -1,12 +1,13 @@
 // The JavaScript half of the render environment (PROTOCOL.md §7), shared by
-// every engine. It is evaluated once per runtime, before the bundle, as a
-// function of the host's options and of the host object (the engine's thin
-// layer of Go functions); it returns the hooks the host calls.
+// every in-process engine. It is evaluated once per runtime, before the
+// bundle, as a function of the options and of the host object (built by
+// bridge.js over the host functions); it returns the hooks the render flow
+// calls through the bridge.
 //
 // host: engine (name), getAsyncContext(), setAsyncContext(v), inAsyncJob(),
-// reportError(e), and with real timers setTimer(fn, ms, repeat),
-// setImmediate(fn), clearTimer(id), timerRef(id, on), timerHasRef(id),
-// timerRefresh(id).
+// reportError(e), rewriteRegExp(pattern), and with real timers
+// setTimer(fn, ms, repeat), setImmediate(fn), clearTimer(id),
+// timerRef(id, on), timerHasRef(id), timerRefresh(id).
 (function (options, host) {
   'use strict';
   var g = globalThis;

@@ -1,12 +1,26 @@
 // Package jsenv embeds the JavaScript half of the environment a bundle
-// expects (PROTOCOL.md §7), the same for every in-process engine: env.js
-// (console capture, timers, per-render globals, the render hooks the host
-// calls) and the Node-compatible environment of RENDERER_SUPPORT_MODULES,
-// built from node/src and well-kept npm packages by node/build.sh into
-// node/dist/node-env.js. Engines compile each source once per process.
+// expects (PROTOCOL.md §7), the same for every in-process engine:
+//
+//   - env.js: console capture, timers, per-render globals and the render
+//     hooks (kind of a result, promise adoption, stream pumping);
+//   - bridge.js: what the render flow (jsvm/inproc) and the host functions
+//     need of the environment: the host object built from the host
+//     functions, timer callbacks by id, values crossing runtimes, the ops
+//     the flow calls;
+//   - the Node-compatible environment of RENDERER_SUPPORT_MODULES, built
+//     from node/src and well-kept npm packages by node/build.sh into
+//     node/dist/node-env.js;
+//   - Programs: scripts run in a runtime only when its code first needs
+//     them (Intl, from jsvm/intl).
+//
+// Engines compile each source once per process.
 package jsenv
 
-import _ "embed"
+import (
+	_ "embed"
+
+	"github.com/gorender/gorender/jsvm/intl"
+)
 
 // Env is env.js: a function of the host's options and of the host object
 // that installs the environment and returns the render hooks.
@@ -14,8 +28,22 @@ import _ "embed"
 //go:embed env.js
 var Env string
 
+// Bridge is bridge.js: a function of the bound host functions, the engine's
+// own hooks, the options (JSON), env.js's function and the Node
+// environment's factory, returning the ops of the render flow.
+//
+//go:embed bridge.js
+var Bridge string
+
 // NodeEnv is the built Node-compatible environment: a factory returning its
 // installer (see node/src/index.js for its host contract).
 //
 //go:embed node/dist/node-env.js
 var NodeEnv string
+
+// Programs are scripts a host function runs in a runtime on demand, by
+// name (inproc.Program): each engine compiles one once per process, the
+// first time a runtime needs it, and the host function answers its
+// completion value. Intl's (jsvm/intl) is built in a runtime the first time
+// its page touches Intl (env.js, host.intlLoad).
+var Programs = map[string]string{"intl": intl.Source()}

@@ -1,0 +1,164 @@
+// Package conformance is the suite every JavaScript engine runs: the
+// behaviour of the environment a bundle expects (PROTOCOL.md §5, §7, §8)
+// through the jsvm boundary only, with the React fixture bundles of
+// tests/testdata and their goldens recorded from Node. An engine package
+// runs it from a test:
+//
+//	func TestConformance(t *testing.T) { conformance.Run(t, conformance.Of("goja", New)) }
+//
+// Its helpers (fixtures, loaded runtimes) serve the engines' own tests too.
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+// Engine is an engine under test (see Of).
+type Engine struct {
+	Name string
+	New  func(opts jsvm.Options) (jsvm.Engine, error)
+	// SlowUnderRace skips the tests that load the fixture bundles when the
+	// race detector is on: it instruments an engine translated from C
+	// (quickjs) too, which makes them about ten times slower. Such an
+	// engine runs the suite without -race as well (scripts/test.sh).
+	SlowUnderRace bool
+	// IntlBuilds, when the engine builds Intl in a runtime on first use
+	// (the pure-Go engines: inproc.IntlBuilds), counts those builds.
+	IntlBuilds func() int64
+}
+
+// Of is the engine name that open makes, for Run.
+func Of[E jsvm.Engine](name string, open func(jsvm.Options) (E, error)) Engine {
+	return Engine{Name: name, New: func(opts jsvm.Options) (jsvm.Engine, error) {
+		e, err := open(opts)
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}}
+}
+
+// Open makes an engine with open, failing t on an error.
+func Open[E any](t testing.TB, open func(jsvm.Options) (E, error), opts jsvm.Options) E {
+	t.Helper()
+	e, err := open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// cases are the suite, by name.
+var cases = []struct {
+	name string
+	run  func(t *testing.T, engine string)
+}{
+	{"EvalResults", testEvalResults},
+	{"PerRenderGlobalsCleared", testPerRenderGlobalsCleared},
+	{"TimeoutInterruptsAndRetires", testTimeoutInterruptsAndRetires},
+	{"SharedContextAndRunOnOtherBundle", testSharedContextAndRunOnOtherBundle},
+	{"LoadErrors", testLoadErrors},
+	{"SupportModulesGoldens", testSupportModulesGoldens},
+	{"SupportModulesStreamKind", testSupportModulesStreamKind},
+	{"PlainGoldens", testPlainGoldens},
+	{"NodeEnvironmentMatchesNode", testNodeEnvironmentMatchesNode},
+	{"FSIsConfinedToTheBundleDirectory", testFSIsConfinedToTheBundleDirectory},
+	{"BundleSymlinkedIntoSnapshotsIsReadable", testBundleSymlinkedIntoSnapshotsIsReadable},
+	{"ProcessEnv", testProcessEnv},
+	{"TimersDoNotLeakIntoTheNextRender", testTimersDoNotLeakIntoTheNextRender},
+	{"RealTimerErrors", testRealTimerErrors},
+	{"ConsoleHistoryNeverCrossesRenders", testConsoleHistoryNeverCrossesRenders},
+	{"ReplayAsyncLogs", testReplayAsyncLogs},
+	{"AsyncLocalStorageAcrossAwaitsAndRenders", testAsyncLocalStorageAcrossAwaitsAndRenders},
+	{"UnsupportedModuleFailsClearly", testUnsupportedModuleFailsClearly},
+	{"IntlLoadsOnFirstUse", testIntlLoadsOnFirstUse},
+	{"IntlMatrix", testIntlMatrix},
+	{"IntlProcessDefaults", testIntlProcessDefaults},
+	{"UnicodePropertyEscapes", testUnicodePropertyEscapes},
+	{"StreamGoldens", testStreamGoldens},
+	{"StreamClientGoneAbortsAndKeepsRuntime", testStreamClientGoneAbortsAndKeepsRuntime},
+	{"StreamRequestGoneWhileWaitingKeepsRuntime", testStreamRequestGoneWhileWaitingKeepsRuntime},
+	{"StreamIdleTimeout", testStreamIdleTimeout},
+	{"StreamWithoutSinkIsAnError", testStreamWithoutSinkIsAnError},
+	{"IncrementalUpdatesGolden", testIncrementalUpdatesGolden},
+}
+
+// Run runs the suite on e, one subtest per case.
+func Run(t *testing.T, e Engine) {
+	register(e)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, e.Name) })
+	}
+}
+
+// registered are the engines under test, by name.
+var registered sync.Map // name -> Engine
+
+func register(e Engine) { registered.Store(e.Name, e) }
+
+// engineOptions are the options each engine made here was made with, for
+// the fixture cache.
+var engineOptions sync.Map // jsvm.Engine -> jsvm.Options
+
+// NewEngine makes the registered engine name with opts.
+func NewEngine(name string, opts jsvm.Options) (jsvm.Engine, error) {
+	v, ok := registered.Load(name)
+	if !ok {
+		return nil, fmt.Errorf("engine %q is not under test", name)
+	}
+	e, err := v.(Engine).New(opts)
+	if err != nil {
+		return nil, err
+	}
+	engineOptions.Store(e, opts)
+	return e, nil
+}
+
+// RaceEnabled reports a test binary built with -race.
+var RaceEnabled = func() bool {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" && s.Value == "true" {
+				return true
+			}
+		}
+	}
+	return false
+}()
+
+// raceSkip is why a fixture test is skipped under the race detector.
+const raceSkip = "tested without -race (scripts/test.sh runs it): the race detector makes this engine's translated C about 10× slower"
+
+// skipSlowUnderRace skips t on an engine that is too slow under the race
+// detector for the fixture bundles.
+func skipSlowUnderRace(t testing.TB, engine string) {
+	t.Helper()
+	if v, ok := registered.Load(engine); ok && v.(Engine).SlowUnderRace && RaceEnabled {
+		t.Skip(raceSkip)
+	}
+}
+
+// timedOutAfterAbout reports a timeout answer naming about the time left
+// until ctx's deadline when the render was called: a render given a plain
+// context deadline reports the time from its own start (a moment after
+// called) to the deadline, rounded up to the millisecond.
+func timedOutAfterAbout(text string, ctx context.Context, called time.Time) bool {
+	var ms int64
+	if _, err := fmt.Sscanf(text, "Render timed out after %dms", &ms); err != nil {
+		return false
+	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return false
+	}
+	limit := deadline.Sub(called)
+	d := time.Duration(ms) * time.Millisecond
+	return d <= limit+time.Millisecond && d >= limit-20*time.Millisecond
+}

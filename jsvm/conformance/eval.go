@@ -1,0 +1,186 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"github.com/gorender/gorender/jsvm"
+	"strings"
+	"testing"
+	"time"
+)
+
+func newEngine(t *testing.T, engine string) jsvm.Engine {
+	t.Helper()
+	e, err := NewEngine(engine, jsvm.Options{StubTimers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+const bundle = `
+var renders = 0;
+function greet(name) { renders++; console.log('hi %s', name); return '<p>' + name + ' ' + renders + '</p>'; }
+`
+
+func testEvalResults(t *testing.T, engine string) {
+	e := newEngine(t, engine)
+	rt := NewLoaded(t, e, "b1", bundle)
+	tests := []struct {
+		name, code, want string
+		kind             jsvm.ErrorKind
+		wantErr          string
+	}{
+		{name: "string verbatim", code: `greet("a")`, want: "<p>a 1</p>"},
+		{name: "module state persists", code: `greet("b")`, want: "<p>b 2</p>"},
+		{name: "object stringified", code: `({a: 1, b: [true, null]})`, want: `{"a":1,"b":[true,null]}`},
+		{name: "number stringified", code: `42`, want: `42`},
+		{name: "resolved promise string", code: `Promise.resolve('<i>x</i>')`, want: "<i>x</i>"},
+		{name: "async function object", code: `(async () => ({x: await Promise.resolve(1)}))()`, want: `{"x":1}`},
+		{name: "thenable", code: `({then(res) { res('t') }})`, want: "t"},
+		{name: "console history per render", code: `console.log('x'); console.warn(1); JSON.stringify(console.history)`,
+			want: `[{"level":"log","arguments":["[SERVER] x"]},{"level":"warn","arguments":[1]}]`},
+		{name: "renderingRequest global", code: `renderingRequest.length + ''`, want: "28"},
+		{name: "undefined", code: `undefined`, kind: jsvm.KindNilResult, wantErr: "INVALID NIL or NULL result for rendering"},
+		{name: "empty string", code: `''`, kind: jsvm.KindNilResult, wantErr: "INVALID NIL or NULL result for rendering"},
+		{name: "null promise", code: `Promise.resolve(null)`, kind: jsvm.KindNilResult, wantErr: "INVALID NIL or NULL result for rendering"},
+		{name: "throw", code: `throw new TypeError('boom')`, kind: jsvm.KindJS, wantErr: "EXCEPTION MESSAGE:\nboom\n\nSTACK:\nTypeError: boom"},
+		{name: "rejected", code: `Promise.reject(new Error('nope'))`, kind: jsvm.KindJS, wantErr: "EXCEPTION MESSAGE:\nnope"},
+		{name: "syntax error", code: `(function( {`, kind: jsvm.KindJS, wantErr: "SyntaxError"},
+		{name: "pending promise", code: `new Promise(() => {})`, kind: jsvm.KindJS, wantErr: "never settled"},
+		{name: "stream", code: `({pipe() {}, read() {}})`, kind: jsvm.KindUnsupported, wantErr: "returned a stream where a buffered answer was expected"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := rt.Eval(context.Background(), tc.code, jsvm.NewRequest(map[string]jsvm.Runtime{"b1": rt}))
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if res.Body != tc.want {
+					t.Fatalf("body = %q, want %q", res.Body, tc.want)
+				}
+				return
+			}
+			var re *jsvm.RenderError
+			if !errors.As(err, &re) {
+				t.Fatalf("error = %v, want *RenderError", err)
+			}
+			if re.Kind != tc.kind || !strings.Contains(re.Text, tc.wantErr) {
+				t.Fatalf("error = %v %q, want %v containing %q", re.Kind, re.Text, tc.kind, tc.wantErr)
+			}
+			if !strings.HasPrefix(re.Text, "INVALID") && !strings.HasPrefix(re.Text, "JS code for rendering request was:\n") && tc.kind != jsvm.KindUnsupported {
+				t.Fatalf("diagnostic does not start with the request: %q", re.Text)
+			}
+		})
+	}
+	if rt.Broken() {
+		t.Fatal("runtime broken after ordinary errors")
+	}
+}
+
+func testPerRenderGlobalsCleared(t *testing.T, engine string) {
+	e := newEngine(t, engine)
+	rt := NewLoaded(t, e, "b1", bundle)
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"b1": rt})
+	if _, err := rt.Eval(context.Background(), `'x'`, req); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rt.Eval(context.Background(), `typeof globalThis.renderingRequestX + typeof console.history.length`, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Body != "undefinednumber" {
+		t.Fatalf("got %q", res.Body)
+	}
+	// Globals set during a render are gone after it: evaluate code that
+	// inspects them from a function defined during an earlier render.
+	if _, err := rt.Eval(context.Background(), `globalThis.peek = () => typeof renderingRequest + typeof sharedExecutionContext + typeof runOnOtherBundle; 'x'`, req); err != nil {
+		t.Fatal(err)
+	}
+	// Outside any render: a program loaded into the runtime records what
+	// peek sees, and the next render reads the record.
+	probe, err := e.Compile("probe", "", `globalThis.seen = peek();`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Load(context.Background(), probe); err != nil {
+		t.Fatal(err)
+	}
+	if v := MustEval(t, rt, `seen`); v != "undefinedundefinedundefined" {
+		t.Fatalf("per-render globals leaked: %s", v)
+	}
+}
+
+func testTimeoutInterruptsAndRetires(t *testing.T, engine string) {
+	rt := NewLoaded(t, newEngine(t, engine), "b1", bundle)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req := jsvm.NewRequest(nil)
+	started := time.Now()
+	_, err := rt.Eval(ctx, `while (true) {}`, req)
+	var re *jsvm.RenderError
+	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout || !timedOutAfterAbout(re.Text, ctx, started) {
+		t.Fatalf("err = %#v", err)
+	}
+	if time.Since(started) > 5*time.Second {
+		t.Fatalf("interrupt took %v", time.Since(started))
+	}
+	if !rt.Broken() {
+		t.Fatal("interrupted runtime not retired")
+	}
+}
+
+func testSharedContextAndRunOnOtherBundle(t *testing.T, engine string) {
+	e := newEngine(t, engine)
+	entry := NewLoaded(t, e, "entry", `var tag = 'entry';`)
+	rsc := NewLoaded(t, e, "rsc", `var tag = 'rsc'; var n = 0; function payload(x) { n++; return JSON.stringify({x: x, n: n}); }`)
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "rsc": rsc})
+	code := `
+		var obj = {deep: [1, 2]};
+		sharedExecutionContext.set('k', obj);
+		sharedExecutionContext.set(7, 'seven');
+		var same = sharedExecutionContext.get('k') === obj;
+		var fromOther = runOnOtherBundle('rsc', "tag + ':' + sharedExecutionContext.get(7) + ':' + JSON.stringify(sharedExecutionContext.get('k')) + ':' + (sharedExecutionContext instanceof Map)");
+		runOnOtherBundle('rsc', "sharedExecutionContext.set('fromRsc', {v: payload('p')}); 1");
+		JSON.stringify([same, fromOther, sharedExecutionContext.get('fromRsc'), sharedExecutionContext.size, [...sharedExecutionContext.keys()]])`
+	res, err := entry.Eval(context.Background(), code, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[true,"rsc:seven:{\"deep\":[1,2]}:true",{"v":"{\"x\":\"p\",\"n\":1}"},3,["k",7,"fromRsc"]]`
+	if res.Body != want {
+		t.Fatalf("got  %s\nwant %s", res.Body, want)
+	}
+	// A new request starts with an empty shared context.
+	res, err = entry.Eval(context.Background(), `String(sharedExecutionContext.size)`, jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry}))
+	if err != nil || res.Body != "0" {
+		t.Fatalf("fresh request: %q %v", res.Body, err)
+	}
+	_, err = entry.Eval(context.Background(), `runOnOtherBundle('nope', '1')`, jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry}))
+	if err == nil || !strings.Contains(err.Error(), `bundle "nope" is not in this request's bundle set`) {
+		t.Fatalf("unknown bundle: %v", err)
+	}
+	res, err = entry.Eval(context.Background(), `runOnOtherBundle('rsc', 'Promise.resolve(payload("q"))').then(s => 'got ' + s)`, req)
+	if err != nil || res.Body != `got {"x":"q","n":2}` {
+		t.Fatalf("promise across bundles: %q %v", res.Body, err)
+	}
+}
+
+func testLoadErrors(t *testing.T, engine string) {
+	e := newEngine(t, engine)
+	if _, err := e.Compile("bad", "", "function ("); err == nil {
+		t.Fatal("syntax error compiled")
+	}
+	p, err := e.Compile("throws", "", "throw new Error('load failed')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := e.NewRuntime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Load(context.Background(), p); err == nil || !strings.Contains(err.Error(), "load failed") {
+		t.Fatalf("load error = %v", err)
+	}
+}

@@ -1,0 +1,248 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"github.com/gorender/gorender/jsvm"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recordingSink keeps what a streamed render sends, with arrival times.
+type recordingSink struct {
+	mu      sync.Mutex
+	started bool
+	chunks  [][]byte
+	at      []time.Time
+	failAt  int // Write fails from this chunk on (0: never)
+}
+
+func (s *recordingSink) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started = true
+	return nil
+}
+
+func (s *recordingSink) Write(p []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failAt > 0 && len(s.chunks)+1 >= s.failAt {
+		return errors.New("client gone")
+	}
+	s.chunks = append(s.chunks, bytes.Clone(p))
+	s.at = append(s.at, time.Now())
+	return nil
+}
+
+func (s *recordingSink) body() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return string(bytes.Join(s.chunks, nil))
+}
+
+func testStreamGoldens(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, jsvm.Options{ReplayAsyncLogs: true})
+	rt := loadFixture(t, e, "stream-app")
+	for _, name := range []string{"stream-pipeable", "stream-web"} {
+		t.Run(name, func(t *testing.T) {
+			sink := &recordingSink{}
+			req := jsvm.NewRequest(map[string]jsvm.Runtime{"stream-app": rt})
+			req.Sink = sink
+			req.StreamIdle = 10 * time.Second
+			started := time.Now()
+			res, err := rt.Eval(context.Background(), readTestdata(t, "requests", name+".js"), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Streamed || !sink.started {
+				t.Fatalf("not streamed: %+v", res)
+			}
+			if got, want := sink.body(), readTestdata(t, "golden", name+".html"); got != want {
+				t.Fatalf("bytes differ from Node's:\ngot  %q\nwant %q", got, want)
+			}
+			// The shell arrives before the late boundaries, which resolve on timers.
+			if len(sink.chunks) < 2 {
+				t.Fatalf("%d chunks: the stream was not incremental", len(sink.chunks))
+			}
+			// The late boundary's timer fires 50 ms after the render starts: a
+			// last chunk sooner means the stream did not wait for it (load can
+			// only delay it, so this bound cannot flake).
+			if first, last := sink.at[0].Sub(started), sink.at[len(sink.at)-1].Sub(started); last < 40*time.Millisecond {
+				t.Fatalf("shell at %v and last chunk at %v: late chunks did not wait for their timers", first, last)
+			}
+		})
+	}
+	if rt.Broken() {
+		t.Fatal("runtime broken after streams")
+	}
+}
+
+func testStreamClientGoneAbortsAndKeepsRuntime(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, jsvm.Options{})
+	rt := loadFixture(t, e, "stream-app")
+	sink := &recordingSink{failAt: 2}
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"stream-app": rt})
+	req.Sink = sink
+	_, err := rt.Eval(context.Background(), readTestdata(t, "requests", "stream-pipeable.js"), req)
+	var re *jsvm.RenderError
+	if !errors.As(err, &re) || re.Kind != jsvm.KindCanceled {
+		t.Fatalf("err = %v", err)
+	}
+	// No timer of the aborted render fires in the next one.
+	res, err := rt.Eval(context.Background(), `new Promise(r => setTimeout(() => r('next'), 200))`, jsvm.NewRequest(nil))
+	if err != nil || res.Body != "next" {
+		t.Fatalf("next render: %q %v", res.Body, err)
+	}
+}
+
+// TestStreamRequestGoneWhileWaitingKeepsRuntime: the request's context ends
+// while the stream waits for its next chunk (no JavaScript running): the render is answered as canceled, the engine is not
+// interrupted, and the runtime serves the next render, with none of the
+// aborted render's timers firing in it.
+func testStreamRequestGoneWhileWaitingKeepsRuntime(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, jsvm.Options{})
+	rt := NewLoaded(t, e, "stream-app", `globalThis.PassThrough = require('stream').PassThrough;`)
+	defer rt.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sleeper, ok := rt.(Sleeper)
+	if !ok {
+		t.Skipf("%T does not report when it sleeps", rt)
+	}
+	sink := &cancellingSink{cancel: cancel, sleeping: sleeper.Sleeping}
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"stream-app": rt})
+	req.Sink = sink
+	// The shell goes out at once; the rest would come a minute later.
+	_, err := rt.Eval(ctx, `var s = new PassThrough(); s.write('<p>shell</p>'); setTimeout(() => s.end('late'), 60000); s`, req)
+	var re *jsvm.RenderError
+	if !errors.As(err, &re) || re.Kind != jsvm.KindCanceled {
+		t.Fatalf("err = %v", err)
+	}
+	if rt.Broken() {
+		t.Fatal("the runtime was retired: the engine was interrupted although no JavaScript was running")
+	}
+	res, err := rt.Eval(context.Background(), `new Promise(r => setTimeout(() => r('next'), 200))`, jsvm.NewRequest(nil))
+	if err != nil || res.Body != "next" {
+		t.Fatalf("next render: %q %v", res.Body, err)
+	}
+}
+
+// Sleeper is a runtime that reports whether it waits for work in its event
+// loop with no JavaScript running (inproc.Runtime does): a context that ends
+// then cancels the render without interrupting the engine.
+type Sleeper interface{ Sleeping() bool }
+
+// cancellingSink ends the request's context once the first chunk is out and
+// the runtime's event loop sleeps, as an HTTP/2 client resetting its stream
+// then does.
+type cancellingSink struct {
+	cancel   context.CancelFunc
+	sleeping func() bool
+	once     sync.Once
+}
+
+func (s *cancellingSink) Start() error { return nil }
+
+func (s *cancellingSink) Write([]byte) error {
+	s.once.Do(func() {
+		go func() {
+			for !s.sleeping() {
+				time.Sleep(time.Millisecond)
+			}
+			s.cancel()
+		}()
+	})
+	return nil
+}
+
+func testStreamIdleTimeout(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, jsvm.Options{})
+	p, err := e.Compile("streamer", "", `globalThis.PassThrough = require('stream').PassThrough;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := e.NewRuntime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Load(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"streamer": rt})
+	req.Sink = &recordingSink{}
+	req.StreamIdle = 150 * time.Millisecond
+	code := `var s = new PassThrough(); s.write('first'); setTimeout(() => s.end('late'), 5000); s`
+	_, err = rt.Eval(context.Background(), code, req)
+	var re *jsvm.RenderError
+	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout || !strings.HasPrefix(re.Text, "Stream idle") {
+		t.Fatalf("err = %v", err)
+	}
+	// A stream that keeps producing is never cut by the idle window.
+	req.Sink = &recordingSink{}
+	code = `var s = new PassThrough(); var n = 0;
+		var iv = setInterval(() => { s.write('tick' + n); if (++n === 6) { clearInterval(iv); s.end(); } }, 60); s`
+	if res, err := rt.Eval(context.Background(), code, req); err != nil || !res.Streamed {
+		t.Fatalf("producing stream cut: %v", err)
+	}
+}
+
+func testStreamWithoutSinkIsAnError(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, jsvm.Options{})
+	rt := loadFixture(t, e, "stream-app")
+	_, err := rt.Eval(context.Background(), readTestdata(t, "requests", "stream-web.js"), jsvm.NewRequest(nil))
+	var re *jsvm.RenderError
+	if !errors.As(err, &re) || re.Kind != jsvm.KindUnsupported {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func testIncrementalUpdatesGolden(t *testing.T, engine string) {
+	e := nodeEngine(t, engine, jsvm.Options{})
+	rt := loadFixture(t, e, "async-props")
+	sink := &recordingSink{}
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"async-props": rt})
+	req.Sink = sink
+	req.Updates = jsvm.NewUpdates()
+	var failed []string
+	req.Updates.Failed = func(up jsvm.Update, message string) { failed = append(failed, message) }
+	done := make(chan error, 1)
+	go func() {
+		res, err := rt.Eval(context.Background(), readTestdata(t, "requests", "async-props-initial.js"), req)
+		if err == nil && !res.Streamed {
+			err = errors.New("not streamed")
+		}
+		done <- err
+	}()
+	waitFor := func(golden string) {
+		t.Helper()
+		want := readTestdata(t, "golden", golden)
+		deadline := time.Now().Add(10 * time.Second)
+		for sink.body() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("after %s:\ngot  %q\nwant %q", golden, sink.body(), want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitFor("async-props-initial.html")
+	for _, step := range []string{"async-props-update-1", "async-props-update-2"} {
+		if err := req.Updates.Push(jsvm.Update{BundleID: "async-props", Code: readTestdata(t, "requests", step+".js")}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(step + ".html")
+	}
+	_ = req.Updates.Push(jsvm.Update{BundleID: "async-props", Code: "throw new Error('bad chunk')"})
+	_ = req.Updates.Push(jsvm.Update{BundleID: "elsewhere", Code: "1"})
+	req.Updates.Close(&jsvm.Update{BundleID: "async-props", Code: readTestdata(t, "requests", "async-props-close.js")})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitFor("async-props-close.html")
+	if len(failed) != 2 || !strings.Contains(failed[0], "bad chunk") || !strings.Contains(failed[1], "elsewhere") {
+		t.Fatalf("failed chunks reported: %q", failed)
+	}
+}

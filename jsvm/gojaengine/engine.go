@@ -1,0 +1,171 @@
+// Package gojaengine is the goja engine (github.com/dop251/goja, the
+// default): a jsvm.Engine whose runtimes are the render flow of
+// jsvm/inproc over goja's primitives.
+//
+// goja parses most bundles as they are; what it cannot parse or run is
+// lowered by esbuild first (jsvm/transform), and react-dom's quadratic
+// string builds are rewritten into array joins, since goja's strings are
+// flat. Its memory is the Go heap's (GOMEMLIMIT, RENDERER_MAX_HEAP).
+package gojaengine
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/dop251/goja"
+
+	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/inproc"
+	"github.com/gorender/gorender/jsvm/jsenv"
+	"github.com/gorender/gorender/jsvm/transform"
+)
+
+// Name is the engine's name.
+const Name = "goja"
+
+// maxCallStackSize bounds JS recursion (Node's default allows about 11k
+// frames); past it a render fails instead of growing the Go stack.
+const maxCallStackSize = 20000
+
+// The environment, compiled once per process and shared by every runtime.
+var (
+	envProgram = sync.OnceValues(func() (*goja.Program, error) {
+		return goja.Compile("gorender-env.js", jsenv.Env, true)
+	})
+	bridgeProgram = sync.OnceValues(func() (*goja.Program, error) {
+		return goja.Compile("gorender-bridge.js", jsenv.Bridge, true)
+	})
+	nodeEnvProgram = sync.OnceValues(func() (*goja.Program, error) {
+		return goja.Compile("gorender-node-env.js", jsenv.NodeEnv, false)
+	})
+	// programs are jsenv.Programs, compiled on first use.
+	programs sync.Map // name -> func() (*goja.Program, error)
+)
+
+// embeddedProgram returns the compiled jsenv.Programs[name].
+func embeddedProgram(name string) (*goja.Program, error) {
+	f, _ := programs.LoadOrStore(name, sync.OnceValues(func() (*goja.Program, error) {
+		return goja.Compile("gorender-"+name+".js", jsenv.Programs[name], false)
+	}))
+	return f.(func() (*goja.Program, error))()
+}
+
+// Engine is the goja engine.
+type Engine struct {
+	opts jsvm.Options
+}
+
+// New returns the goja engine with the environment opts describes.
+func New(opts jsvm.Options) (*Engine, error) {
+	if _, err := envProgram(); err != nil {
+		return nil, fmt.Errorf("compile the render environment: %w", err)
+	}
+	if _, err := bridgeProgram(); err != nil {
+		return nil, fmt.Errorf("compile the render environment: %w", err)
+	}
+	if opts.SupportModules {
+		if _, err := nodeEnvProgram(); err != nil {
+			return nil, fmt.Errorf("compile the Node environment: %w", err)
+		}
+	}
+	return &Engine{opts: opts}, nil
+}
+
+// Name is "goja".
+func (e *Engine) Name() string { return Name }
+
+// program is goja's compiled form of a bundle.
+type program struct {
+	prg *goja.Program
+	// lowered: rewritten by esbuild before goja could parse it.
+	lowered bool
+	// propertyEscapes: may build \p{…} regexes, which need the rewrite.
+	propertyEscapes bool
+	// stringBuilds: quadratic string accumulators rewritten into array
+	// joins (transform.RewriteStringBuilds).
+	stringBuilds int
+}
+
+// Compile parses the bundle with goja; if goja cannot parse it (async
+// generators, for await, regex flags it lacks) or it may use \p{…} regex
+// escapes, the bundle is first lowered with esbuild. Parsing first keeps the
+// common case free of the transform and keeps the bundle's own line numbers.
+// Unless KeepStringBuilds, react-dom's quadratic string builds are rewritten
+// into array joins before compiling.
+func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
+	p := &program{propertyEscapes: transform.MayUsePropertyEscapes(source)}
+	src := source
+	if p.propertyEscapes {
+		lowered, err := transform.LowerForGoja(name+".js", source, true)
+		if err != nil {
+			return nil, fmt.Errorf("compile bundle %s: %v", name, err)
+		}
+		src, p.lowered = lowered, true
+	}
+	prg, err := e.compileBundle(p, name, src)
+	if err != nil && !p.lowered {
+		lowered, lerr := transform.LowerForGoja(name+".js", source, false)
+		if lerr != nil {
+			// A real syntax error: goja's message is about the bundle as sent.
+			return nil, fmt.Errorf("compile bundle %s: %w", name, err)
+		}
+		var lowErr error
+		if prg, lowErr = e.compileBundle(p, name, lowered); lowErr != nil {
+			return nil, fmt.Errorf("compile bundle %s: %w (and after lowering it with esbuild for goja: %v)", name, err, lowErr)
+		}
+		err = nil
+		p.lowered = true
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compile bundle %s: %w", name, err)
+	}
+	p.prg = prg
+	return inproc.NewProgram(name, path, e.opts.SupportModules, p), nil
+}
+
+// compileBundle compiles src, rewritten by RewriteStringBuilds unless the
+// engine keeps string builds. The rewrite parses src itself and returns it
+// unchanged when it does not parse or nothing matches; should the rewritten
+// source ever fail to compile, src is compiled as it is.
+func (e *Engine) compileBundle(p *program, name, src string) (*goja.Program, error) {
+	if !e.opts.KeepStringBuilds {
+		if out, n, err := transform.RewriteStringBuilds(src); err == nil && n > 0 {
+			if prg, err := e.compile(name, out); err == nil {
+				p.stringBuilds = n
+				return prg, nil
+			}
+		}
+	}
+	return e.compile(name, src)
+}
+
+// compile compiles a bundle's source, as the CommonJS wrapper with
+// SupportModules.
+func (e *Engine) compile(name, source string) (*goja.Program, error) {
+	if e.opts.SupportModules {
+		source = transform.WrapModule(source)
+	}
+	return goja.Compile(name+".js", source, false)
+}
+
+// StringBuilds reports how many quadratic string builds were rewritten in a
+// program this engine compiled (for tests and logs).
+func StringBuilds(p jsvm.Program) int {
+	if ip, ok := p.(*inproc.Program); ok {
+		if gp, ok := ip.Code.(*program); ok {
+			return gp.stringBuilds
+		}
+	}
+	return 0
+}
+
+// NewRuntime makes a runtime with the environment installed.
+func (e *Engine) NewRuntime() (jsvm.Runtime, error) {
+	rt, err := inproc.NewRuntime(Name, e.opts, func(h *inproc.Host) (inproc.VM[goja.Value], error) {
+		return newVM(h)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("install the render environment: %w", err)
+	}
+	return rt, nil
+}

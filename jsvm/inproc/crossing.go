@@ -1,0 +1,169 @@
+package inproc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+// Values cross the runtimes of a request (runOnOtherBundle, a
+// sharedExecutionContext entry another runtime set) as JSON descriptions
+// (bridge.js exportValue and importValue): primitives as they are, objects
+// through JSON, promises settled first and handed over as promises.
+
+// hostRuntime is what the host functions need of the runtime they serve,
+// and of the other runtimes of its request, whatever the engine's value
+// type.
+type hostRuntime interface {
+	// runOnOther evaluates code in the runtime of bundle id of the request
+	// and describes its completion value; here is true when that runtime is
+	// this one (the caller evaluates the code itself).
+	runOnOther(id, code string) (description string, here bool, err *HostError)
+	// exportShared describes this runtime's value of a shared entry.
+	exportShared(key any) (string, error)
+	// fire runs a due timer or immediate (last: it will not run again).
+	fire(id int64, last bool) error
+	Broken() bool
+}
+
+// runOnOther implements hostRuntime for runOnOtherBundle.
+func (r *Runtime[V]) runOnOther(id, code string) (string, bool, *HostError) {
+	req := r.host.req
+	if req == nil {
+		return "", false, &HostError{Name: "TypeError", Message: "runOnOtherBundle: called outside a render"}
+	}
+	target, ok := req.Runtimes[id]
+	if !ok {
+		return "", false, &HostError{Name: "TypeError", Message: fmt.Sprintf("runOnOtherBundle: bundle %q is not in this request's bundle set", id)}
+	}
+	other, ok := runtimeOf[V](target)
+	if !ok || other.broken {
+		return "", false, &HostError{Name: "TypeError", Message: fmt.Sprintf("runOnOtherBundle: the runtime of bundle %q is not usable", id)}
+	}
+	if other == r {
+		return "", true, nil
+	}
+	text, herr := r.evalOnOther(other, code, req)
+	return text, false, herr
+}
+
+// evalOnOther evaluates code in other and describes its completion value
+// for this runtime (bridge.js importResult).
+func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Request) (string, *HostError) {
+	ctx := r.host.ctx
+	stop := other.watch(ctx)
+	defer stop()
+	defer other.finish()
+	fail := func(format string, args ...any) (string, *HostError) {
+		return "", &HostError{Name: "Error", Message: fmt.Sprintf(format, args...)}
+	}
+	value, err := other.evaluate(ctx, "runOnOtherBundle", code, req)
+	if err == nil {
+		err = other.takeUncaught()
+	}
+	defer other.vm.Free(&value)
+	if err != nil {
+		var stopped *Stopped
+		if errors.As(err, &stopped) {
+			other.broken = true
+			return fail("runOnOtherBundle: interrupted: %v", ctx.Err())
+		}
+		return fail("runOnOtherBundle: %s", err.Error())
+	}
+	kind, err := other.kind(value)
+	if err != nil {
+		return fail("runOnOtherBundle: %v", err)
+	}
+	switch kind {
+	case "promise", "thenable":
+		p, err := other.settle(ctx, value)
+		if err != nil {
+			if ctx.Err() != nil {
+				other.broken = true
+				return fail("runOnOtherBundle: interrupted: %v", ctx.Err())
+			}
+			return fail("runOnOtherBundle: %v", err)
+		}
+		defer other.vm.Free(&p)
+		settled := other.vm.PromiseResult(p)
+		defer other.vm.Free(&settled)
+		if other.vm.PromiseState(p) == Rejected {
+			message, _, err := other.errorParts(settled)
+			if err != nil {
+				return fail("runOnOtherBundle: %v", err)
+			}
+			b, _ := json.Marshal(map[string]string{"m": "rejected", "e": "runOnOtherBundle: " + message})
+			return string(b), nil
+		}
+		v, err := other.callString(OpExportValue, settled)
+		if err != nil {
+			return fail("runOnOtherBundle: %v", err)
+		}
+		return `{"m":"fulfilled","v":` + v + `}`, nil
+	case "stream":
+		return "", &HostError{Name: "TypeError", Message: "runOnOtherBundle: stream results cannot cross bundles in this gorender build yet"}
+	default:
+		v, err := other.callString(OpExportValue, value)
+		if err != nil {
+			return fail("runOnOtherBundle: %v", err)
+		}
+		return `{"m":"value","v":` + v + `}`, nil
+	}
+}
+
+// exportShared implements hostRuntime for sharedExecutionContext.get.
+func (r *Runtime[V]) exportShared(key any) (string, error) {
+	return r.callString(OpExportShared, key)
+}
+
+// sharedGet answers sharedExecutionContext.get: true when this runtime
+// holds the value (bridge.js has it), else a description of the value, or
+// undefined.
+func (h *Host) sharedGet(key any) Reply {
+	if h.req == nil {
+		return Undefined()
+	}
+	e, ok := h.req.Shared.Get(key)
+	if !ok {
+		return Undefined()
+	}
+	if e.Owner == nil {
+		return String(h.hostValue(e.Value))
+	}
+	owner, ok := e.Owner.(hostRuntime)
+	if !ok || owner.Broken() {
+		return Undefined()
+	}
+	if owner == h.rt {
+		return Bool(true)
+	}
+	text, err := owner.exportShared(key)
+	if err != nil {
+		return Undefined()
+	}
+	return String(text)
+}
+
+// hostValue describes a value the host put into a shared context
+// (SharedContext.SetHost).
+func (h *Host) hostValue(v any) string {
+	var d any
+	switch v := v.(type) {
+	case jsvm.HostSet:
+		d = map[string]any{"s": []string(v)}
+	case jsvm.HostFunc:
+		h.hostFuncs = append(h.hostFuncs, v)
+		d = map[string]any{"f": len(h.hostFuncs) - 1}
+	case nil:
+		d = map[string]any{"p": nil}
+	default:
+		d = map[string]any{"p": v}
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return `{"u":1}`
+	}
+	return string(b)
+}

@@ -1,0 +1,159 @@
+// Package inproc is the render flow of the engines that run JavaScript in
+// gorender's own process (goja, quickjs), written once above the few
+// primitives each of them supplies (VM): run a program or a script, call
+// into the environment, read a string or a promise's state, free a value,
+// interrupt. Everything a render means (PROTOCOL.md §5, §7, §8) lives here,
+// once: settling promises on the event loop, stringifying, streams and
+// their idle limit, incremental updates, sharedExecutionContext and
+// runOnOtherBundle across the runtimes of a request, classifying
+// interrupts and limits, every answer text; so do the host functions of the
+// environment (one table, Functions) and, in jsvm/jsenv's bridge.js, the
+// JavaScript both engines share.
+//
+// An engine package supplies its VM and its compiled form of a program, and
+// wraps them with NewRuntime; a Runtime is a jsvm.Runtime.
+package inproc
+
+import (
+	"fmt"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+// VM is one engine runtime as the render flow uses it: a JavaScript global
+// environment with jsenv's bridge installed (its ops callable by Op), on
+// one goroutine at a time (Interrupt excepted). V is the engine's value
+// type.
+//
+// Errors of RunProgram, RunScript and Call are *Exception (a JavaScript
+// exception, as text), *Stopped (the engine stopped running JavaScript: an
+// interrupt or a limit), or anything else for a failure of the engine
+// itself; after the last two the runtime is retired.
+type VM[V any] interface {
+	// RunProgram evaluates a compiled bundle at top level and returns its
+	// completion value (for a CommonJS bundle, the module's wrapper).
+	RunProgram(p *Program) (V, error)
+	// RunScript compiles and evaluates code as a global script named name
+	// and returns its completion value.
+	RunScript(name, code string) (V, error)
+	// Call calls one of the bridge's ops with arguments that are strings,
+	// float64, int64, bool or values of this VM.
+	Call(op Op, args ...any) (V, error)
+	// String is the Go string of a JavaScript string value.
+	String(v V) (string, error)
+	// IsUndefined reports whether v is undefined.
+	IsUndefined(v V) bool
+	// PromiseState is the state of v, NotAPromise when it is none.
+	PromiseState(v V) PromiseState
+	// PromiseResult is the value or reason of a settled promise.
+	PromiseResult(v V) V
+	// Free releases v (nothing for engines whose values the Go garbage
+	// collector manages); v is the zero value afterwards.
+	Free(v *V)
+	// Interrupt stops the JavaScript running now, and any later, with an
+	// error that is *Stopped. It may be called from any goroutine.
+	Interrupt()
+	// OverLimit reports a runtime that keeps more than its limits after a
+	// render (the answer's text in Stopped.Limit), nil when within them or
+	// when the engine has none.
+	OverLimit() *Stopped
+	// Idle is called when a load or a render ended.
+	Idle()
+	// Close releases the engine runtime.
+	Close()
+}
+
+// Op is an op of the bridge (jsenv's bridge.js) the flow calls.
+type Op int
+
+// The ops of the bridge, in the order of OpNames.
+const (
+	OpBegin        Op = iota // (code): a render's per-render globals
+	OpAfterSync              // the end of a render's synchronous part
+	OpEnd                    // clear the per-render globals
+	OpFire                   // (id, last): a timer or an immediate is due
+	OpKind                   // (value) → "string", "nil", "stream", "promise", "thenable" or "other"
+	OpToPromise              // (value) → a promise adopting it
+	OpStringify              // (value) → JSON.stringify(value)
+	OpErrorParts             // (thrown) → JSON [message, stack]
+	OpPump                   // (stream): forward its chunks to the stream host functions
+	OpAbortStream            // (reason): abort the stream being pumped
+	OpExportValue            // (value) → its JSON description for another runtime
+	OpExportShared           // (key) → the description of this runtime's shared entry
+	OpResetShared            // forget this runtime's shared entries
+	OpReset                  // forget the render's timer callbacks and stream
+	OpRunModule              // (wrapper, filename, dirname): run the bundle as the main CommonJS module
+	OpPatchRegExp            // rewrite \p{…} escapes in RegExp (engines without them)
+)
+
+// OpNames are the names of the bridge's ops, by Op.
+var OpNames = []string{
+	"begin", "afterSync", "end", "fire", "kind", "toPromise", "stringify", "errorParts",
+	"pump", "abortStream", "exportValue", "exportShared", "resetShared", "reset", "runModule", "patchRegExp",
+}
+
+// PromiseState is the state of a promise.
+type PromiseState int
+
+// Promise states.
+const (
+	NotAPromise PromiseState = iota
+	Pending
+	Fulfilled
+	Rejected
+)
+
+// Exception is a JavaScript exception, as text: the host never keeps the
+// thrown value itself.
+type Exception struct {
+	Message, Stack string
+	// Fatal marks an exception after which the engine's state is unknown
+	// (goja's call stack overflow): the runtime is retired.
+	Fatal bool
+}
+
+func (e *Exception) Error() string { return e.Message }
+
+// Stopped is JavaScript the engine stopped: its context ended (Interrupt),
+// or the runtime passed one of its limits. The runtime is retired.
+type Stopped struct {
+	// Limit is the answer's text when a limit stopped it ("" for an
+	// interrupt).
+	Limit string
+}
+
+func (e *Stopped) Error() string {
+	if e.Limit != "" {
+		return e.Limit
+	}
+	return jsvm.ErrInterrupted.Error()
+}
+
+// Program is a bundle an in-process engine compiled.
+type Program struct {
+	name string
+	// Path is the bundle file on disk, "" when there is none.
+	Path string
+	// Module reports a bundle compiled as the CommonJS wrapper
+	// (SupportModules): loading it runs the wrapper as the main module.
+	Module bool
+	// Code is the engine's compiled form.
+	Code any
+}
+
+// NewProgram returns the program of bundle name.
+func NewProgram(name, path string, module bool, code any) *Program {
+	return &Program{name: name, Path: path, Module: module, Code: code}
+}
+
+// Name is the bundle id the program was compiled for.
+func (p *Program) Name() string { return p.name }
+
+// programOf returns p as a program of an in-process engine.
+func programOf(p jsvm.Program, engine string) (*Program, error) {
+	prg, ok := p.(*Program)
+	if !ok {
+		return nil, fmt.Errorf("load bundle: program %T is not a %s program", p, engine)
+	}
+	return prg, nil
+}

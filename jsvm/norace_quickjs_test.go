@@ -1,5 +1,0 @@
-//go:build !race
-
-package jsvm
-
-const quickjsUnderRace = false

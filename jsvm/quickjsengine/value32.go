@@ -1,0 +1,21 @@
+//go:build 386 || arm
+
+package quickjsengine
+
+import lib "modernc.org/libquickjs"
+
+// On 32-bit targets a JSValue is NaN-boxed, with the tag in the high word.
+
+// qjsIsException reports whether an engine call failed (JS_EXCEPTION).
+func qjsIsException(v lib.TJSValue) bool { return int32(v>>32) == lib.EJS_TAG_EXCEPTION }
+
+// qjsBool is JS_NewBool.
+func qjsBool(b bool) lib.TJSValue {
+	v := lib.TJSValue(uint64(uint32(lib.EJS_TAG_BOOL)) << 32)
+	if b {
+		v |= 1
+	}
+	return v
+}
+
+var qjsNull = lib.TJSValue(uint64(uint32(lib.EJS_TAG_NULL)) << 32)

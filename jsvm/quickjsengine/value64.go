@@ -1,0 +1,23 @@
+//go:build !(386 || arm)
+
+package quickjsengine
+
+import (
+	"unsafe"
+
+	lib "modernc.org/libquickjs"
+)
+
+// qjsIsException reports whether an engine call failed (JS_EXCEPTION).
+func qjsIsException(v lib.TJSValue) bool { return v.Ftag == lib.EJS_TAG_EXCEPTION }
+
+// qjsBool is JS_NewBool: the payload zero-extended over the union.
+func qjsBool(b bool) lib.TJSValue {
+	v := lib.TJSValue{Ftag: lib.EJS_TAG_BOOL}
+	if b {
+		*(*uint64)(unsafe.Pointer(&v)) = 1
+	}
+	return v
+}
+
+var qjsNull = lib.TJSValue{Ftag: lib.EJS_TAG_NULL}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorender/gorender/bench"
+)
+
+// ---- Memory -----------------------------------------------------------------
+
+type rssSampler struct {
+	stopc chan struct{}
+	done  chan float64
+}
+
+// startRSSSampler samples the RSS of pid and its descendants every 50 ms.
+func startRSSSampler(pid int) *rssSampler {
+	s := &rssSampler{stopc: make(chan struct{}), done: make(chan float64, 1)}
+	go func() {
+		peak := treeRSS(pid)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stopc:
+				s.done <- max(peak, treeRSS(pid))
+				return
+			case <-t.C:
+				peak = max(peak, treeRSS(pid))
+			}
+		}
+	}()
+	return s
+}
+
+func (s *rssSampler) stop() float64 { close(s.stopc); return <-s.done }
+
+// treeRSS returns the summed VmRSS of pid and its descendants, in MB.
+func treeRSS(pid int) float64 {
+	total := 0.0
+	for _, p := range descendants(pid) {
+		total += vmRSS(p)
+	}
+	return total
+}
+
+func descendants(pid int) []int {
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", out[i]))
+		for _, t := range tasks {
+			b, _ := os.ReadFile(t)
+			for _, f := range strings.Fields(string(b)) {
+				if n, err := strconv.Atoi(f); err == nil {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func vmRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+// ---- Machine ------------------------------------------------------------------
+
+func cpuCount() int {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return 1
+	}
+	return max(1, strings.Count(string(b), "\nprocessor")+boolInt(strings.HasPrefix(string(b), "processor")))
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// cpuListSize counts the CPUs of a taskset list such as "1" or "0-3,6".
+func cpuListSize(list string) int {
+	n := 0
+	for _, part := range strings.Split(list, ",") {
+		if a, b, ok := strings.Cut(part, "-"); ok {
+			x, _ := strconv.Atoi(a)
+			y, _ := strconv.Atoi(b)
+			n += y - x + 1
+		} else if part != "" {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				_, model, _ = strings.Cut(line, ": ")
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+		if len(f) >= 2 {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			mem = fmt.Sprintf(", %.1f GB RAM", kb/1024/1024)
+		}
+	}
+	nodeV, _ := exec.Command("node", "--version").Output()
+	goV, _ := exec.Command("go", "env", "GOVERSION").Output()
+	return fmt.Sprintf("%d × %s%s, Node %s, %s", cpuCount(), strings.TrimSpace(model), mem,
+		strings.TrimSpace(string(nodeV)), strings.TrimSpace(string(goV)))
+}
+
+func commit() string {
+	out, err := exec.Command("git", "-C", bench.RepoRoot(), "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, _ := exec.Command("git", "-C", bench.RepoRoot(), "status", "--porcelain").Output(); len(st) > 0 {
+		c += " (with uncommitted changes)"
+	}
+	return c
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

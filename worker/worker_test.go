@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/gorender/gorender/jsvm"
-	"github.com/gorender/gorender/jsvm/engines"
 )
 
 type mapSource struct {
@@ -66,12 +65,12 @@ func (m *mapSource) ReadBundle(id string) ([]byte, error) {
 	return []byte(s), nil
 }
 
+// newPools returns pools over the fake engine (fakeengine_test.go) and
+// bundles src.
 func newPools(t *testing.T, src map[string]string, mutate func(*Config)) (*Pools, *mapSource) {
 	t.Helper()
-	engine, err := engines.New("goja", jsvm.Options{StubTimers: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	engine := newFakeEngine()
+	t.Cleanup(engine.unstick)
 	source := &mapSource{src: src}
 	cfg := Config{
 		Engine: engine, Source: source, RuntimesPerBundle: 2, MaxBundles: 4,
@@ -86,7 +85,8 @@ func newPools(t *testing.T, src map[string]string, mutate func(*Config)) (*Pools
 	return p, source
 }
 
-const app = `var n = 0; function render(x) { n++; return 'app:' + x; }`
+// app is a bundle whose renders answer what they are asked to echo.
+const app = "tag app"
 
 func TestRenderCompilesOnceAndRunsConcurrently(t *testing.T) {
 	p, source := newPools(t, map[string]string{"app": app}, nil)
@@ -94,7 +94,7 @@ func TestRenderCompilesOnceAndRunsConcurrently(t *testing.T) {
 	errs := make(chan error, 20)
 	for i := range 20 {
 		wg.Go(func() {
-			res, err := p.Render(context.Background(), "app", nil, fmt.Sprintf("render(%d)", i), nil)
+			res, err := p.Render(context.Background(), "app", nil, fmt.Sprintf("echo app:%d", i), nil)
 			if err != nil {
 				errs <- err
 				return
@@ -117,6 +117,16 @@ func TestRenderCompilesOnceAndRunsConcurrently(t *testing.T) {
 	}
 }
 
+// busy is how many runtimes of bundle id are leased.
+func busy(p *Pools, id string) int {
+	for _, st := range p.Stats() {
+		if st.ID == id {
+			return st.Busy
+		}
+	}
+	return 0
+}
+
 func TestQueueTimeout(t *testing.T) {
 	p, _ := newPools(t, map[string]string{"app": app}, func(c *Config) {
 		c.RuntimesPerBundle = 1
@@ -127,10 +137,13 @@ func TestQueueTimeout(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go func() { <-release; cancel() }()
-		_, _ = p.Render(ctx, "app", nil, "while(true){}", nil)
+		_, _ = p.Render(ctx, "app", nil, "spin", nil)
 	}()
-	time.Sleep(300 * time.Millisecond) // the loop holds the only runtime
-	_, err := p.Render(context.Background(), "app", nil, "render(1)", nil)
+	// The spin holds the only runtime once the pool leased it.
+	for busy(p, "app") == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	_, err := p.Render(context.Background(), "app", nil, "echo app:1", nil)
 	if !errors.Is(err, ErrQueueTimeout) {
 		t.Fatalf("err = %v, want ErrQueueTimeout", err)
 	}
@@ -138,7 +151,7 @@ func TestQueueTimeout(t *testing.T) {
 	// The canceled runaway's runtime is replaced and the pool serves again.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		res, err := p.Render(context.Background(), "app", nil, "render(2)", nil)
+		res, err := p.Render(context.Background(), "app", nil, "echo app:2", nil)
 		if err == nil {
 			if res.Body != "app:2" {
 				t.Fatalf("got %q", res.Body)
@@ -156,16 +169,16 @@ func TestTimeoutReplacesRuntime(t *testing.T) {
 		c.RuntimesPerBundle = 1
 		c.RenderTimeout = 200 * time.Millisecond
 	})
-	if _, err := p.Render(context.Background(), "app", nil, "render(0)", nil); err != nil {
+	if _, err := p.Render(context.Background(), "app", nil, "next", nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err := p.Render(context.Background(), "app", nil, "while(true){}", nil)
+	_, err := p.Render(context.Background(), "app", nil, "spin", nil)
 	var re *jsvm.RenderError
 	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout {
 		t.Fatalf("err = %v", err)
 	}
 	// Fresh runtime: module state starts over.
-	res, err := p.Render(context.Background(), "app", nil, "String(n)", nil)
+	res, err := p.Render(context.Background(), "app", nil, "count", nil)
 	if err != nil || res.Body != "0" {
 		t.Fatalf("after replacement: %q %v", res.Body, err)
 	}
@@ -174,10 +187,10 @@ func TestTimeoutReplacesRuntime(t *testing.T) {
 func TestBundleSetAndLRU(t *testing.T) {
 	src := map[string]string{}
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
-		src[id] = fmt.Sprintf("var tag = %q;", id)
+		src[id] = "tag " + id
 	}
 	p, source := newPools(t, src, func(c *Config) { c.MaxBundles = 2 })
-	res, err := p.Render(context.Background(), "a", []string{"b", "a"}, "tag + runOnOtherBundle('b', 'tag')", nil)
+	res, err := p.Render(context.Background(), "a", []string{"b", "a"}, "tag+ b", nil)
 	if err != nil || res.Body != "ab" {
 		t.Fatalf("set render: %q %v", res.Body, err)
 	}
@@ -202,9 +215,9 @@ func TestBundleSetAndLRU(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	p, _ := newPools(t, map[string]string{"syntax": "function (", "throws": "throw new Error('bad init')"}, nil)
+	p, _ := newPools(t, map[string]string{"syntax": "syntax", "throws": "throw bad init"}, nil)
 	for id, want := range map[string]string{"syntax": "SyntaxError", "throws": "bad init", "missing": "no bundle missing"} {
-		_, err := p.Render(context.Background(), id, nil, "1", nil)
+		_, err := p.Render(context.Background(), id, nil, "echo 1", nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want containing %q", id, err, want)
 		}
@@ -217,7 +230,7 @@ func TestLoadErrors(t *testing.T) {
 // TestStatsListLoadedBundlesOnly: Stats (the series labelled by bundle) has
 // one entry per loaded bundle, and an evicted bundle leaves it at once.
 func TestStatsListLoadedBundlesOnly(t *testing.T) {
-	src := map[string]string{"a": "1", "b": "2", "c": "3"}
+	src := map[string]string{"a": "tag a", "b": "tag b", "c": "tag c"}
 	p, _ := newPools(t, src, func(c *Config) { c.MaxBundles = 2 })
 	ids := func() []string {
 		var out []string
@@ -231,7 +244,7 @@ func TestStatsListLoadedBundlesOnly(t *testing.T) {
 		return out
 	}
 	for _, id := range []string{"a", "b", "c"} {
-		if _, err := p.Render(context.Background(), id, nil, "1", nil); err != nil {
+		if _, err := p.Render(context.Background(), id, nil, "echo 1", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -244,17 +257,17 @@ func TestStatsListLoadedBundlesOnly(t *testing.T) {
 // pruner) from its load until its pool is drained after eviction; a bundle
 // that fails to load is not held; Close releases every hold.
 func TestPoolsHoldLoadedBundles(t *testing.T) {
-	p, source := newPools(t, map[string]string{"a": "1", "b": "2", "bad": "function ("}, func(c *Config) { c.MaxBundles = 1 })
-	if _, err := p.Render(context.Background(), "a", nil, "1", nil); err != nil {
+	p, source := newPools(t, map[string]string{"a": "tag a", "b": "tag b", "bad": "syntax"}, func(c *Config) { c.MaxBundles = 1 })
+	if _, err := p.Render(context.Background(), "a", nil, "echo 1", nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := source.holds(); !maps.Equal(got, map[string]int{"a": 1}) {
 		t.Fatalf("holds %v with a loaded, want [a:1]", got)
 	}
-	if _, err := p.Render(context.Background(), "bad", nil, "1", nil); err == nil {
+	if _, err := p.Render(context.Background(), "bad", nil, "echo 1", nil); err == nil {
 		t.Fatal("the bad bundle loaded")
 	}
-	if _, err := p.Render(context.Background(), "b", nil, "1", nil); err != nil {
+	if _, err := p.Render(context.Background(), "b", nil, "echo 1", nil); err != nil {
 		t.Fatal(err)
 	}
 	// a was evicted: its pool drains in the background, then lets go.

@@ -56,11 +56,8 @@ func newVM(h *inproc.Host) (*vm, error) {
 			return nil, fmt.Errorf("install the Node environment: %w", err)
 		}
 	}
-	options, _ := json.Marshal(map[string]bool{
-		"stubTimers":      !opts.RealTimers(),
-		"replayAsyncLogs": opts.ReplayAsyncLogs,
-	})
-	ops, err := bridgeFn(goja.Undefined(), v.bindHost(), v.engineHooks(), v.rt.ToValue(string(options)), envFn, nodeFactory)
+	options := inproc.EnvOptions(opts)
+	ops, err := bridgeFn(goja.Undefined(), v.bindHost(), v.engineHooks(), v.rt.ToValue(options), envFn, nodeFactory)
 	if err != nil {
 		return nil, fmt.Errorf("install the render environment: %w", err)
 	}

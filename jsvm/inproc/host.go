@@ -545,3 +545,13 @@ func processEnvJSON(env [][2]string) string {
 	}
 	return string(append(b, '}'))
 }
+
+// EnvOptions are env.js's options (JSON) for opts: the timer rule and
+// console replay.
+func EnvOptions(opts jsvm.Options) string {
+	b, _ := json.Marshal(map[string]bool{
+		"stubTimers":      !opts.RealTimers(),
+		"replayAsyncLogs": opts.ReplayAsyncLogs,
+	})
+	return string(b)
+}

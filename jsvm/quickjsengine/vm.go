@@ -127,12 +127,8 @@ func newVM(e *Engine, h *inproc.Host) (v *vm, err error) {
 		parts = append(parts, factory)
 		nodeFactory = factory
 	}
-	options, _ := json.Marshal(map[string]bool{
-		"stubTimers":      !e.opts.RealTimers(),
-		"replayAsyncLogs": e.opts.ReplayAsyncLogs,
-	})
 	v.depth++
-	v.js, err = install.CallValue(quickjs.UndefinedValue, parts[0], string(options), parts[1], nodeFactory)
+	v.js, err = install.CallValue(quickjs.UndefinedValue, parts[0], inproc.EnvOptions(e.opts), parts[1], nodeFactory)
 	v.depth--
 	if err == nil {
 		err = v.drain()

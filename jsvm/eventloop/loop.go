@@ -27,6 +27,11 @@ type Loop struct {
 	immediates []*loopImmediate
 	nextID     int64
 	seq        uint64
+	// now is the loop's time, as libuv's: set when a render starts (Tick)
+	// and when a turn starts; timers are due relative to it, so that the
+	// timers one synchronous run sets keep the order of their delays, as in
+	// Node, however long the run takes. Zero: the clock's time.
+	now time.Time
 
 	mu     sync.Mutex
 	posted []func() error
@@ -61,6 +66,18 @@ type loopImmediate struct {
 	cancelled bool
 }
 
+// Tick sets the loop's time to now: a render calls it as it starts, so that
+// the timers of its synchronous part are due relative to its start.
+func (l *Loop) Tick() { l.now = time.Now() }
+
+// clock is the loop's time, or the clock's when it has none.
+func (l *Loop) clock() time.Time {
+	if l.now.IsZero() {
+		return time.Now()
+	}
+	return l.now
+}
+
 // New returns an empty loop.
 func New() *Loop {
 	return &Loop{byID: make(map[int64]*loopTimer), wake: make(chan struct{}, 1)}
@@ -82,7 +99,7 @@ func (l *Loop) SetTimer(d time.Duration, repeat bool, fn func() error) int64 {
 	d = clampDelay(d)
 	l.nextID++
 	l.seq++
-	t := &loopTimer{id: l.nextID, due: time.Now().Add(d), seq: l.seq, delay: d, repeat: repeat, ref: true, fn: fn}
+	t := &loopTimer{id: l.nextID, due: l.clock().Add(d), seq: l.seq, delay: d, repeat: repeat, ref: true, fn: fn}
 	heap.Push(&l.timers, t)
 	l.byID[t.id] = t
 	return t.id
@@ -111,7 +128,7 @@ func (l *Loop) RefreshTimer(id int64) {
 		return
 	}
 	l.seq++
-	t.due, t.seq = time.Now().Add(t.delay), l.seq
+	t.due, t.seq = l.clock().Add(t.delay), l.seq
 	heap.Fix(&l.timers, t.index)
 }
 
@@ -192,6 +209,7 @@ func (l *Loop) Reset() {
 	l.timers = l.timers[:0]
 	clear(l.byID)
 	l.immediates = nil
+	l.now = time.Time{}
 	l.mu.Lock()
 	l.posted = nil
 	l.holds = 0
@@ -302,6 +320,7 @@ func (l *Loop) Run(ctx context.Context, done func() bool) error {
 // turn runs one round of posted work, due timers and immediates; it reports
 // whether it ran anything.
 func (l *Loop) turn(ctx context.Context, done func() bool) (ran bool, err error) {
+	l.now = time.Now()
 	l.mu.Lock()
 	posted := l.posted
 	l.posted = nil
@@ -319,6 +338,7 @@ func (l *Loop) turn(ctx context.Context, done func() bool) (ran bool, err error)
 	}
 
 	now := time.Now()
+	l.now = now
 	for len(l.timers) > 0 && !l.timers[0].due.After(now) {
 		t := l.timers[0]
 		if t.repeat {

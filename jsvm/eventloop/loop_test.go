@@ -67,3 +67,23 @@ func TestEventLoop(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	}
 }
+
+// TestTimersOfOneRunKeepTheOrderOfTheirDelays: timers are due relative to
+// the loop's time (set by Tick as a render starts), not to when each was
+// set: a 20 ms timer set before a slow stretch of synchronous work still
+// fires after a 5 ms timer set after it, as in Node.
+func TestTimersOfOneRunKeepTheOrderOfTheirDelays(t *testing.T) {
+	l := New()
+	l.Tick()
+	var log []string
+	add := func(s string) func() error { return func() error { log = append(log, s); return nil } }
+	l.SetTimer(20*time.Millisecond, false, add("t20"))
+	time.Sleep(30 * time.Millisecond) // the synchronous part runs on
+	l.SetTimer(5*time.Millisecond, false, add("t5"))
+	if err := l.Run(context.Background(), func() bool { return false }); !errors.Is(err, ErrIdle) {
+		t.Fatalf("run: %v", err)
+	}
+	if got := strings.Join(log, ","); got != "t5,t20" {
+		t.Fatalf("order %s, want t5,t20", got)
+	}
+}

@@ -142,6 +142,9 @@ func (r *Runtime[V]) Load(ctx context.Context, p jsvm.Program) (err error) {
 	defer stop()
 	r.host.ctx = ctx
 	defer func() { r.host.ctx = nil }()
+	if r.host.loop != nil {
+		r.host.loop.Tick()
+	}
 	value, err := r.vm.RunProgram(prg)
 	err = r.check(err)
 	if err == nil && prg.Module {
@@ -272,6 +275,9 @@ func (r *Runtime[V]) evaluate(ctx context.Context, name, code string, req *jsvm.
 	}
 	r.host.ctx, r.host.req = ctx, req
 	r.host.uncaught = nil
+	if r.host.loop != nil {
+		r.host.loop.Tick()
+	}
 	if err := r.callDrop(OpBegin, code); err != nil {
 		return none, err
 	}

@@ -3,7 +3,7 @@
 # package.json (build.mjs) and golden/*.json, what Node answers for each case
 # (record.mjs). Needs Node 20+ (its ICU and CLDR are the reference: golden/
 # versions.json records them) and npm with registry access. The Go tests only
-# read the committed outputs (jsvm/intl_matrix_test.go).
+# read the committed outputs (jsvm/conformance/intl.go).
 set -euo pipefail
 cd "$(dirname "$0")"
 node_major="$(node -p 'process.versions.node.split(".")[0]')"

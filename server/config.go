@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/gorender/gorender/auth"
 	"github.com/gorender/gorender/bundles"
 	"github.com/gorender/gorender/jsvm/engines"
+	"github.com/gorender/gorender/tracing"
 )
 
 // Config is everything gorender is configured with, read once at start from
@@ -74,8 +76,11 @@ type Config struct {
 	GCPercent int
 	// Procs is GOMAXPROCS: the variable, else the CPUs but at least
 	// minProcs; ApplyRuntime sets it.
-	Procs    int
-	Metrics  bool
+	Procs   int
+	Metrics bool
+	// Tracing is the OpenTelemetry trace export (the OTEL_* rows): off
+	// unless an OTLP endpoint or OTEL_TRACES_EXPORTER=otlp is set.
+	Tracing  tracing.Config
 	JSEngine string
 	// RewriteStringBuilds turns react-dom's quadratic `html += chunk`
 	// builds into array joins when goja loads a bundle
@@ -384,6 +389,54 @@ var settings = []setting{
 		Value: onOff(func(c *Config) *bool { return &c.Metrics }),
 	},
 	{
+		Name: "OTEL_EXPORTER_OTLP_ENDPOINT", DefaultDoc: "unset",
+		Doc:   "the OpenTelemetry collector's base URL, e.g. `http://otel-collector:4318` (`http/protobuf`) or `http://otel-collector:4317` (`grpc`; `https://` for TLS): setting it turns [traces](#traces) on. Over HTTP traces go to its path + `/v1/traces`",
+		Value: otlpEndpoint(func(c *Config) *string { return &c.Tracing.Endpoint }),
+	},
+	{
+		Name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", DefaultDoc: "unset",
+		Doc:   "the collector's URL for traces alone, used as is (over HTTP, the full URL with its path); wins over the one above and also turns traces on",
+		Value: otlpEndpoint(func(c *Config) *string { return &c.Tracing.TracesEndpoint }),
+	},
+	{
+		Name: "OTEL_EXPORTER_OTLP_PROTOCOL", Default: tracing.ProtocolHTTPProtobuf,
+		Doc: "the OTLP transport: `http/protobuf`, `http/json` or `grpc`",
+		// The start-up log shows the protocol in effect once, on the next row.
+		Value: shownAs(choice(func(c *Config) *string { return &c.Tracing.Protocol }, otlpProtocols...),
+			func(*Config) string { return "" }),
+	},
+	{
+		Name: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", DefaultDoc: "`OTEL_EXPORTER_OTLP_PROTOCOL`",
+		Doc: "the OTLP transport of traces, when it differs",
+		Value: tracingOnly(orComputed(choice(func(c *Config) *string { return &c.Tracing.Protocol }, otlpProtocols...),
+			func(*loader) {})),
+	},
+	{
+		Name: "OTEL_TRACES_EXPORTER", DefaultDoc: "`otlp` when one of the endpoints above is set, else `none`",
+		Doc:   "`otlp` exports traces (to `http://localhost:4318` when no endpoint is set), `none` turns them off whatever else is set",
+		Value: custom{read: parseTracesExporter, format: func(c *Config) string { return c.Tracing.Exporter }},
+	},
+	{
+		Name: "OTEL_SDK_DISABLED", Default: "false",
+		Doc:   "`true` turns traces off whatever the variables above say",
+		Value: custom{read: parseSDKDisabled, format: func(*Config) string { return "" }},
+	},
+	{
+		Name: "OTEL_SERVICE_NAME", DefaultDoc: "`service.name` of `OTEL_RESOURCE_ATTRIBUTES`, else `gorender`",
+		Doc:   "the traces' `service.name`",
+		Value: tracingOnly(custom{read: parseServiceName, format: func(c *Config) string { return c.Tracing.ServiceName }}),
+	},
+	{
+		Name: "OTEL_TRACES_SAMPLER", Default: "parentbased_always_on",
+		Doc:   "which requests are traced: `parentbased_*` follow the sampled flag of the request's `traceparent` and apply the rest of the name to requests without one; `always_on`, `always_off`, `traceidratio` ignore it",
+		Value: tracingOnly(choice(func(c *Config) *string { return &c.Tracing.Sampler }, tracing.Samplers...)),
+	},
+	{
+		Name: "OTEL_TRACES_SAMPLER_ARG", Default: "1.0",
+		Doc:   "the ratio of requests the `traceidratio` samplers trace, `0`–`1`",
+		Value: tracingOnly(ratio(func(c *Config) *float64 { return &c.Tracing.SamplerArg })),
+	},
+	{
 		Name: "RENDERER_JS_ENGINE", Default: "goja",
 		Doc:   "`goja` or `quickjs` (modernc.org/quickjs, pure Go; opt-in, see [Engines](#engines))",
 		Value: choice(func(c *Config) *string { return &c.JSEngine }, engines.Names...),
@@ -566,6 +619,108 @@ func choice(get func(*Config) *string, choices ...string) value {
 			return v, nil
 		},
 		format: func(v string) string { return v },
+	}
+}
+
+// ---------------------------------------------------------------------------
+// OpenTelemetry (the OTEL_* rows)
+
+// otlpProtocols are the OTLP transports of OTEL_EXPORTER_OTLP_PROTOCOL.
+var otlpProtocols = []string{tracing.ProtocolHTTPProtobuf, tracing.ProtocolHTTPJSON, tracing.ProtocolGRPC}
+
+// tracingOnly is a value the start-up log shows only while traces are on.
+func tracingOnly(v value) value {
+	return shownAs(v, func(c *Config) string {
+		if !c.Tracing.On() {
+			return ""
+		}
+		return v.show(c)
+	})
+}
+
+// otlpEndpoint reads a collector URL. It is shown without its user
+// information, which may hold a credential.
+func otlpEndpoint(get func(*Config) *string) value {
+	return custom{
+		read: func(l *loader, v string) error {
+			if v == "" {
+				return nil
+			}
+			u, err := url.Parse(v)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return errors.New("want an http:// or https:// URL, such as http://otel-collector:4318")
+			}
+			*get(l.c) = v
+			return nil
+		},
+		format: func(c *Config) string {
+			u, err := url.Parse(*get(c))
+			if !c.Tracing.On() || *get(c) == "" || err != nil {
+				return ""
+			}
+			u.User = nil
+			return u.String()
+		},
+	}
+}
+
+func parseTracesExporter(l *loader, v string) error {
+	switch v {
+	case "":
+		l.c.Tracing.Exporter = tracing.ExporterNone
+		if l.c.Tracing.Endpoint != "" || l.c.Tracing.TracesEndpoint != "" {
+			l.c.Tracing.Exporter = tracing.ExporterOTLP
+		}
+	case tracing.ExporterOTLP, tracing.ExporterNone:
+		l.c.Tracing.Exporter = v
+	default:
+		return errors.New("want otlp or none: gorender exports traces over OTLP only")
+	}
+	return nil
+}
+
+// parseSDKDisabled reads OTEL_SDK_DISABLED as the specification does: only
+// true, in any letter case, disables.
+func parseSDKDisabled(l *loader, v string) error {
+	switch strings.ToLower(v) {
+	case "true":
+		l.c.Tracing.Exporter = tracing.ExporterNone
+	case "false":
+	default:
+		l.warn("OTEL_SDK_DISABLED=%q is taken as false: only true disables OpenTelemetry", v)
+	}
+	return nil
+}
+
+// parseServiceName reads OTEL_SERVICE_NAME, else the service.name of
+// OTEL_RESOURCE_ATTRIBUTES (which the exporter's resource reads too),
+// else gorender.
+func parseServiceName(l *loader, v string) error {
+	if v == "" {
+		v = "gorender"
+		for _, kv := range strings.Split(l.getenv("OTEL_RESOURCE_ATTRIBUTES"), ",") {
+			if key, value, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(key) == "service.name" {
+				if name, err := url.PathUnescape(strings.TrimSpace(value)); err == nil && name != "" {
+					v = name
+				}
+			}
+		}
+	}
+	l.c.Tracing.ServiceName = v
+	return nil
+}
+
+// ratio reads a number from 0 to 1.
+func ratio(get func(*Config) *float64) value {
+	return field[float64]{get: get,
+		read: func(v string) (float64, error) {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1 {
+				return 0, errors.New("want a number from 0 to 1")
+			}
+			return f, nil
+		},
+		format: func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) },
 	}
 }
 

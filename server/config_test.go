@@ -311,3 +311,88 @@ func TestCacheMaxSize(t *testing.T) {
 		}
 	}
 }
+
+// TestTracingConfig: traces are on exactly when an OTLP endpoint is set or
+// OTEL_TRACES_EXPORTER=otlp, and off with OTEL_TRACES_EXPORTER=none or
+// OTEL_SDK_DISABLED=true whatever else is set; the traces-only variables
+// win over the general ones; the start-up log shows the tracing rows only
+// while traces are on, and an endpoint without its credentials.
+func TestTracingConfig(t *testing.T) {
+	const pw = "a-long-enough-secret-value"
+	cases := []struct {
+		name     string
+		env      map[string]string
+		on       bool
+		protocol string
+	}{
+		{"unset", nil, false, "http/protobuf"},
+		{"endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, true, "http/protobuf"},
+		{"traces endpoint", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://collector/v1/traces"}, true, "http/protobuf"},
+		{"exporter alone", map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, true, "http/protobuf"},
+		{"exporter none", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_TRACES_EXPORTER": "none"}, false, "http/protobuf"},
+		{"sdk disabled", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_SDK_DISABLED": "TRUE"}, false, "http/protobuf"},
+		{"grpc", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, true, "grpc"},
+		{"traces protocol wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4317",
+			"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, true, "http/json"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := map[string]string{"RENDERER_PASSWORD": pw}
+			for k, v := range tc.env {
+				vars[k] = v
+			}
+			c, err := LoadConfig(env(vars), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Tracing.On() != tc.on || c.Tracing.Protocol != tc.protocol {
+				t.Errorf("tracing on=%v protocol=%q, want on=%v protocol=%q", c.Tracing.On(), c.Tracing.Protocol, tc.on, tc.protocol)
+			}
+			logged := map[string]string{}
+			for _, a := range c.Effective() {
+				logged[a.Key] = a.Value.String()
+			}
+			if logged["OTEL_TRACES_EXPORTER"] != c.Tracing.Exporter {
+				t.Errorf("start-up log: OTEL_TRACES_EXPORTER=%q, want %q", logged["OTEL_TRACES_EXPORTER"], c.Tracing.Exporter)
+			}
+			if _, shown := logged["OTEL_TRACES_SAMPLER"]; shown != tc.on {
+				t.Errorf("start-up log shows the sampler: %v, want %v (traces on)", shown, tc.on)
+			}
+		})
+	}
+
+	c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": pw,
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "https://user:token@collector:4318/base",
+		"OTEL_RESOURCE_ATTRIBUTES":    "deployment.environment=prod,service.name=render%20tier",
+		"OTEL_TRACES_SAMPLER":         "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25",
+	}), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tracing.ServiceName != "render tier" || c.Tracing.Sampler != "parentbased_traceidratio" || c.Tracing.SamplerArg != 0.25 {
+		t.Errorf("service name %q, sampler %q %v", c.Tracing.ServiceName, c.Tracing.Sampler, c.Tracing.SamplerArg)
+	}
+	for _, a := range c.Effective() {
+		if strings.Contains(a.Value.String(), "token") {
+			t.Errorf("the start-up log shows a credential: %s=%s", a.Key, a.Value)
+		}
+		if a.Key == "OTEL_EXPORTER_OTLP_ENDPOINT" && a.Value.String() != "https://collector:4318/base" {
+			t.Errorf("start-up log: %s=%s", a.Key, a.Value)
+		}
+	}
+
+	_, err = LoadConfig(env(map[string]string{"RENDERER_PASSWORD": pw,
+		"OTEL_EXPORTER_OTLP_ENDPOINT":        "collector:4317",
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "ftp://collector",
+		"OTEL_EXPORTER_OTLP_PROTOCOL":        "thrift",
+		"OTEL_TRACES_EXPORTER":               "zipkin",
+		"OTEL_TRACES_SAMPLER":                "sometimes",
+		"OTEL_TRACES_SAMPLER_ARG":            "2",
+	}), 0)
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL",
+		"OTEL_TRACES_EXPORTER", "OTEL_TRACES_SAMPLER=", "OTEL_TRACES_SAMPLER_ARG"} {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("no error about %s: %v", name, err)
+		}
+	}
+}

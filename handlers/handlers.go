@@ -6,12 +6,17 @@ package handlers
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gorender/gorender/auth"
 	"github.com/gorender/gorender/bundles"
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/metrics"
+	"github.com/gorender/gorender/tracing"
 )
 
 // Renderer runs renders; worker.Pools implements it.
@@ -34,7 +39,10 @@ type Deps struct {
 	RendererVersion string
 	Engine          string
 	Metrics         *metrics.Metrics
-	Logger          *slog.Logger
+	// Tracer starts the spans of body decoding, bundle store, render and
+	// stream; nil when tracing is off.
+	Tracer trace.Tracer
+	Logger *slog.Logger
 	// Budget bounds the body bytes of requests not yet authenticated.
 	Budget *Budget
 	// StreamIdle ends a streamed answer that produces nothing for this long.
@@ -115,19 +123,41 @@ func (l *lazyStaging) remove(logger *slog.Logger) {
 	}
 }
 
+// decode is DecodeBody in a span of its own: the body's media type, its
+// file parts, and the status of an answer it decided.
+func (h *Handlers) decode(w http.ResponseWriter, r *http.Request, opts DecodeOptions) (*Fields, *HTTPError) {
+	_, span := tracing.Start(r.Context(), h.Tracer, "decode body")
+	fields, herr := DecodeBody(w, r, opts)
+	if span.IsRecording() {
+		kind, _ := bodyKind(r.Header.Get("Content-Type"))
+		span.SetAttributes(attribute.String("gorender.body.media_type", kind))
+		if fields != nil {
+			span.SetAttributes(attribute.Int("gorender.body.files", len(fields.Files)))
+		}
+		if herr != nil {
+			span.SetAttributes(attribute.Int("gorender.answer.status", herr.Status))
+		}
+	}
+	span.End()
+	return fields, herr
+}
+
 // noteGemVersion logs each distinct gem version once and counts it.
-func (h *Handlers) noteGemVersion(f *Fields) {
+func (h *Handlers) noteGemVersion(ctx context.Context, f *Fields) {
 	v, _ := f.Text("gemVersion")
 	if v == "" {
 		v = "unknown"
 	}
 	if h.Metrics != nil && h.Metrics.GemVersion(v) {
-		h.Logger.Info("first request from gem version", "gem_version", v)
+		h.Logger.InfoContext(ctx, "first request from gem version", "gem_version", v)
 	}
 }
 
-func (h *Handlers) observeRender(outcome string, started time.Time) {
+// observeRender counts a render's outcome (gorender_render_duration_seconds)
+// and records it on ctx's span: the render's once it ran, else the request's.
+func (h *Handlers) observeRender(ctx context.Context, outcome string, started time.Time) {
 	if h.Metrics != nil {
 		h.Metrics.Render(outcome, time.Since(started))
 	}
+	tracing.SetOutcome(trace.SpanFromContext(ctx), outcome)
 }

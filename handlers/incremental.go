@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/tracing"
 )
 
 // MediaTypeNDJSON is the body of an incremental render.
@@ -46,6 +48,7 @@ type firstChunk struct {
 // streams; request EOF runs onRequestClosedUpdateChunk.
 func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
+	ctx := r.Context()
 	entry := chi.URLParam(r, "bundleId")
 	if mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mediaType != MediaTypeNDJSON {
 		answerEarly(w, r, errorReply(&HTTPError{Status: http.StatusUnsupportedMediaType,
@@ -56,14 +59,14 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	defer body.release()
 	limits := DecodeOptions{}.withDefaults()
 	lines := newLineReader(http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes), limits.MaxFieldBytes)
-	first, herr := h.firstChunk(lines, body, entry)
+	first, herr := h.firstChunk(ctx, lines, body, entry)
 	if herr != nil {
-		h.observeRender("rejected", started)
+		h.observeRender(ctx, "rejected", started)
 		answerEarly(w, r, errorReply(herr))
 		return
 	}
 	lookup := time.Now()
-	if rp, missing := h.missingBundles(entry, first.DependencyBundleIDs, started); missing {
+	if rp, missing := h.missingBundles(ctx, entry, first.DependencyBundleIDs, started); missing {
 		answerEarly(w, r, rp)
 		return
 	}
@@ -71,7 +74,7 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor == 1 {
 		// Keep reading update lines while the answer streams.
 		if err := rc.EnableFullDuplex(); err != nil {
-			h.Logger.Warn("enable full duplex", "err", err)
+			h.Logger.WarnContext(ctx, "enable full duplex", "err", err)
 		}
 	}
 
@@ -79,7 +82,9 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	if first.RSCStreamObservability {
 		onStart = serverTiming(lookup)
 	}
-	sink := newHTTPSink(w, onStart)
+	ctx, span := h.startRender(ctx, entry, first.DependencyBundleIDs, first.RenderingRequest)
+	defer span.End()
+	sink := newHTTPSink(ctx, h.Tracer, w, onStart)
 	idle, lineTimeout := h.StreamIdle, ndjsonLineTimeout
 	req := &jsvm.Request{Sink: sink, Shared: jsvm.NewSharedContext(), Updates: jsvm.NewUpdates()}
 	var frames *frameWriter
@@ -98,10 +103,10 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	}
 	req.StreamIdle = idle
 	req.Updates.Failed = func(up jsvm.Update, message string) {
-		h.Logger.Warn("update chunk failed; skipped", "bundle", up.BundleID, "err", firstLine(message))
+		h.Logger.WarnContext(ctx, "update chunk failed; skipped", "bundle", up.BundleID, "err", firstLine(message))
 	}
 
-	renderCtx, stopRender := context.WithCancelCause(r.Context())
+	renderCtx, stopRender := context.WithCancelCause(ctx)
 	defer stopRender(nil)
 	set := map[string]bool{entry: true}
 	for _, id := range first.DependencyBundleIDs {
@@ -111,8 +116,9 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 		reading sync.WaitGroup
 		stopped atomic.Bool
 	)
+	var pushed int
 	reading.Go(func() {
-		h.readUpdates(rc, lines, lineTimeout, &stopped, set, first.OnClose, req.Updates, stopRender)
+		pushed = h.readUpdates(ctx, rc, lines, lineTimeout, &stopped, set, first.OnClose, req.Updates, stopRender)
 	})
 	// Unblock and wait for the reader: the controller is not ours after return.
 	stopReading := sync.OnceFunc(func() {
@@ -126,18 +132,27 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	if err == nil && frames != nil && sink.started {
 		err = frames.Inject(renderCompleteFrame)
 	}
+	if span.IsRecording() {
+		defer func() {
+			stopReading() // pushed is the reader's until it is done
+			span.SetAttributes(attribute.Int("gorender.updates", pushed))
+		}()
+	}
 	if sink.close() {
-		h.streamEnded(r, entry, started, err, sink.clientStalled())
+		h.streamEnded(ctx, r, entry, started, err, sink)
 		return
 	}
 	if err != nil {
-		if rp, ok := h.renderFailure(r, entry, started, err); ok {
+		if rp, ok := h.renderFailure(ctx, r, entry, started, err); ok {
 			stopReading()
 			answerEarly(w, r, rp)
 		}
 		return
 	}
-	h.observeRender("ok", started)
+	h.observeRender(ctx, "ok", started)
+	if span.IsRecording() {
+		span.SetAttributes(tracing.ResponseBytes.Int(len(result.Body)))
+	}
 	renderReply(result.Body).write(w, r)
 }
 
@@ -156,9 +171,19 @@ func answerEarly(w http.ResponseWriter, r *http.Request, rp reply) {
 	rp.write(w, r)
 }
 
-// firstChunk reads and checks line 1: JSON, prechecks (on its head, before
-// it is decoded), shape, ids.
-func (h *Handlers) firstChunk(lines *lineReader, body *guardedBody, entry string) (*firstChunk, *HTTPError) {
+// firstChunk reads and checks line 1, in the span of body decoding: JSON,
+// prechecks (on its head, before it is decoded), shape, ids.
+func (h *Handlers) firstChunk(ctx context.Context, lines *lineReader, body *guardedBody, entry string) (first *firstChunk, herr *HTTPError) {
+	_, span := tracing.Start(ctx, h.Tracer, "decode body")
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("gorender.body.media_type", MediaTypeNDJSON))
+			if herr != nil {
+				span.SetAttributes(attribute.Int("gorender.answer.status", herr.Status))
+			}
+		}
+		span.End()
+	}()
 	line, err := lines.next()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -178,12 +203,12 @@ func (h *Handlers) firstChunk(lines *lineReader, body *guardedBody, entry string
 	if herr != nil {
 		return nil, notObject
 	}
-	h.noteGemVersion(fields)
+	h.noteGemVersion(ctx, fields)
 	req, herr := ParseRenderRequest(fields)
 	if herr != nil {
 		return nil, badRequest("Invalid first incremental render request chunk: %s", herr.Body)
 	}
-	first := &firstChunk{RenderRequest: *req}
+	first = &firstChunk{RenderRequest: *req}
 	if first.Pull, herr = fields.Bool("pullEnabled"); herr != nil {
 		return nil, badRequest("Invalid first incremental render request chunk: %s", herr.Body)
 	}
@@ -221,11 +246,11 @@ func updateChunk(v any) (*jsvm.Update, bool) {
 }
 
 // readUpdates feeds update lines to the render until EOF, then the close
-// chunk. A line that is not a valid chunk is logged and skipped; a body
-// that stalls or breaks a limit stops the render (the answer has started,
-// so it ends abruptly).
-func (h *Handlers) readUpdates(rc *http.ResponseController, lines *lineReader, timeout time.Duration, stopped *atomic.Bool,
-	set map[string]bool, onClose *jsvm.Update, updates *jsvm.Updates, stop context.CancelCauseFunc) {
+// chunk, and returns how many it pushed. A line that is not a valid chunk
+// is logged and skipped; a body that stalls or breaks a limit stops the
+// render (the answer has started, so it ends abruptly).
+func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController, lines *lineReader, timeout time.Duration, stopped *atomic.Bool,
+	set map[string]bool, onClose *jsvm.Update, updates *jsvm.Updates, stop context.CancelCauseFunc) (pushed int) {
 	for n := 2; ; n++ {
 		_ = rc.SetReadDeadline(time.Now().Add(timeout))
 		if stopped.Load() {
@@ -254,13 +279,14 @@ func (h *Handlers) readUpdates(rc *http.ResponseController, lines *lineReader, t
 		}
 		switch {
 		case !ok:
-			h.Logger.Warn("invalid incremental render line; skipped", "line", n)
+			h.Logger.WarnContext(ctx, "invalid incremental render line; skipped", "line", n)
 		case !set[up.BundleID]:
-			h.Logger.Warn("update chunk for a bundle outside the request's set; skipped", "line", n, "bundle", up.BundleID)
+			h.Logger.WarnContext(ctx, "update chunk for a bundle outside the request's set; skipped", "line", n, "bundle", up.BundleID)
 		default:
 			if err := updates.Push(*up); err != nil {
-				return
+				return pushed
 			}
+			pushed++
 		}
 	}
 }

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gorender/gorender/bundles"
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/tracing"
 	"github.com/gorender/gorender/worker"
 )
 
@@ -33,56 +35,77 @@ func (h *Handlers) Render(w http.ResponseWriter, r *http.Request) {
 // (the answer was streamed, or the client went away).
 func (h *Handlers) render(w http.ResponseWriter, r *http.Request, body *guardedBody, staging *lazyStaging) (rp reply, ok bool) {
 	started := time.Now()
+	ctx := r.Context()
 	entry := chi.URLParam(r, "bundleId")
-	fields, herr := DecodeBody(w, r, h.decodeOptions(body, staging, true))
+	fields, herr := h.decode(w, r, h.decodeOptions(body, staging, true))
 	if herr != nil {
-		h.observeRender("rejected", started)
+		h.observeRender(ctx, "rejected", started)
 		return h.logged(r, herr), true
 	}
 	if herr := h.precheck(body, fields, true); herr != nil {
-		h.observeRender("rejected", started)
+		h.observeRender(ctx, "rejected", started)
 		return errorReply(herr), true
 	}
-	h.noteGemVersion(fields)
+	h.noteGemVersion(ctx, fields)
 	req, herr := ParseRenderRequest(fields)
 	if herr != nil {
-		h.observeRender("rejected", started)
+		h.observeRender(ctx, "rejected", started)
 		return errorReply(herr), true
 	}
 	if herr := validIDs(entry, req.DependencyBundleIDs); herr != nil {
-		h.observeRender("rejected", started)
+		h.observeRender(ctx, "rejected", started)
 		return errorReply(herr), true
 	}
 	up, herr := uploadFromFiles(fields.Files, entry)
 	if herr == nil {
-		herr = h.store(r.Context(), up)
+		herr = h.store(ctx, up)
 	}
 	// Stored bundles and companions were moved or copied out of staging.
 	staging.remove(h.Logger)
 	if herr != nil {
-		h.observeRender("rejected", started)
+		h.observeRender(ctx, "rejected", started)
 		return h.logged(r, herr), true
 	}
 	lookup := time.Now()
-	if rp, missing := h.missingBundles(entry, req.DependencyBundleIDs, started); missing {
+	if rp, missing := h.missingBundles(ctx, entry, req.DependencyBundleIDs, started); missing {
 		return rp, true
 	}
 	var onStart func(http.Header)
 	if req.RSCStreamObservability {
 		onStart = serverTiming(lookup)
 	}
-	sink := newHTTPSink(w, onStart)
-	result, err := h.Renderer.Render(r.Context(), entry, req.DependencyBundleIDs, req.RenderingRequest,
+	ctx, span := h.startRender(ctx, entry, req.DependencyBundleIDs, req.RenderingRequest)
+	defer span.End()
+	sink := newHTTPSink(ctx, h.Tracer, w, onStart)
+	result, err := h.Renderer.Render(ctx, entry, req.DependencyBundleIDs, req.RenderingRequest,
 		&jsvm.Request{Sink: sink, StreamIdle: h.StreamIdle})
 	if sink.close() {
-		h.streamEnded(r, entry, started, err, sink.clientStalled())
+		h.streamEnded(ctx, r, entry, started, err, sink)
 		return reply{}, false
 	}
 	if err != nil {
-		return h.renderFailure(r, entry, started, err)
+		return h.renderFailure(ctx, r, entry, started, err)
 	}
-	h.observeRender("ok", started)
+	h.observeRender(ctx, "ok", started)
+	if span.IsRecording() {
+		span.SetAttributes(tracing.ResponseBytes.Int(len(result.Body)))
+	}
 	return renderReply(result.Body), true
+}
+
+// startRender starts the span of a render: its bundles, the engine and the
+// rendering request's size (never its code, which holds the props).
+func (h *Handlers) startRender(ctx context.Context, entry string, deps []string, code string) (context.Context, trace.Span) {
+	ctx, span := tracing.Start(ctx, h.Tracer, "render")
+	if span.IsRecording() {
+		span.SetAttributes(
+			tracing.BundleID.String(entry),
+			tracing.BundleDependencies.StringSlice(deps),
+			tracing.Engine.String(h.Engine),
+			tracing.RequestBytes.Int(len(code)),
+		)
+	}
+	return ctx, span
 }
 
 // validIDs answers 400 for a bundle id that cannot name a cache directory.
@@ -96,33 +119,33 @@ func validIDs(entry string, deps []string) *HTTPError {
 }
 
 // missingBundles answers 410 when a bundle of the set is not in the cache.
-func (h *Handlers) missingBundles(entry string, deps []string, started time.Time) (reply, bool) {
+func (h *Handlers) missingBundles(ctx context.Context, entry string, deps []string, started time.Time) (reply, bool) {
 	missing := h.Cache.Missing(append([]string{entry}, deps...))
 	if len(missing) == 0 {
 		return reply{}, false
 	}
-	return h.bundleGone(started, "bundles", missing), true
+	return h.bundleGone(ctx, started, "bundles", missing), true
 }
 
 // bundleGone is the 410 of a bundle that is not in the cache.
-func (h *Handlers) bundleGone(started time.Time, logArgs ...any) reply {
-	h.observeRender("not_found_bundle", started)
+func (h *Handlers) bundleGone(ctx context.Context, started time.Time, logArgs ...any) reply {
+	h.observeRender(ctx, "not_found_bundle", started)
 	if h.Metrics != nil {
 		h.Metrics.BundleMissing()
 	}
-	h.Logger.Info("bundle not in cache", logArgs...)
+	h.Logger.InfoContext(ctx, "bundle not in cache", logArgs...)
 	return textReply(http.StatusGone, "No bundle uploaded")
 }
 
 // streamEnded accounts for a streamed answer; a failure ends it abruptly.
-// stalled says that its client took no bytes for the write timeout: the
-// stream ended idle, like one that produces nothing.
-func (h *Handlers) streamEnded(r *http.Request, entry string, started time.Time, err error, stalled bool) {
+// A stream whose client took no bytes for the write timeout ended idle,
+// like one that produces nothing.
+func (h *Handlers) streamEnded(ctx context.Context, r *http.Request, entry string, started time.Time, err error, sink *httpSink) {
 	outcome := "ok"
 	var renderErr *jsvm.RenderError
 	switch {
 	case err == nil:
-	case stalled:
+	case sink.clientStalled():
 		outcome = "idle"
 		err = fmt.Errorf("the client took no bytes of the stream for the write timeout: %w", err)
 	case errors.As(err, &renderErr) && renderErr.Kind == jsvm.KindCanceled:
@@ -132,14 +155,15 @@ func (h *Handlers) streamEnded(r *http.Request, entry string, started time.Time,
 	default:
 		outcome = "error"
 	}
-	h.observeRender("stream_"+outcome, started)
+	h.observeRender(ctx, "stream_"+outcome, started)
 	if h.Metrics != nil {
 		h.Metrics.StreamEnded(outcome)
 	}
+	sink.endSpan(outcome)
 	if err == nil {
 		return
 	}
-	h.Logger.Warn("stream ended abruptly", "bundle", entry, "outcome", outcome, "duration", time.Since(started), "err", firstLine(err.Error()))
+	h.Logger.WarnContext(ctx, "stream ended abruptly", "bundle", entry, "outcome", outcome, "duration", time.Since(started), "err", firstLine(err.Error()))
 	if r.Context().Err() == nil {
 		abortStream()
 	}
@@ -156,46 +180,47 @@ func firstLine(s string) string {
 	return s
 }
 
-// renderFailure maps a failed render onto its answer.
-func (h *Handlers) renderFailure(r *http.Request, entry string, started time.Time, err error) (reply, bool) {
+// renderFailure maps a failed render onto its answer; ctx holds the
+// render's span.
+func (h *Handlers) renderFailure(ctx context.Context, r *http.Request, entry string, started time.Time, err error) (reply, bool) {
 	var renderErr *jsvm.RenderError
 	var tooMany *worker.TooManyBundlesError
 	var loadErr *worker.LoadError
 	switch {
 	case errors.As(err, &renderErr):
 		if renderErr.Kind == jsvm.KindCanceled {
-			h.observeRender("canceled", started)
+			h.observeRender(ctx, "canceled", started)
 			return reply{}, false
 		}
 		outcome := "js_error"
 		if renderErr.Kind == jsvm.KindTimeout {
 			outcome = "timeout"
-			h.Logger.Warn("render timed out", "bundle", entry, "duration", time.Since(started))
+			h.Logger.WarnContext(ctx, "render timed out", "bundle", entry, "duration", time.Since(started))
 		}
-		h.observeRender(outcome, started)
+		h.observeRender(ctx, outcome, started)
 		return textReply(http.StatusBadRequest, renderErr.Text), true
 	case errors.As(err, &tooMany):
-		h.observeRender("rejected", started)
+		h.observeRender(ctx, "rejected", started)
 		return textReply(http.StatusGone, tooMany.Error()), true
 	case errors.Is(err, worker.ErrQueueTimeout):
-		h.observeRender("queue_timeout", started)
+		h.observeRender(ctx, "queue_timeout", started)
 		rp := textReply(http.StatusServiceUnavailable, "Renderer busy: no JavaScript runtime became free in time. Retry later.")
 		rp.header["Retry-After"] = "1"
 		return rp, true
 	case errors.As(err, &loadErr):
-		h.observeRender("js_error", started)
-		h.Logger.Error("bundle failed to load", "bundle", loadErr.ID, "err", loadErr.Err)
+		h.observeRender(ctx, "js_error", started)
+		h.Logger.ErrorContext(ctx, "bundle failed to load", "bundle", loadErr.ID, "err", loadErr.Err)
 		return textReply(http.StatusBadRequest, "The bundle failed to load: "+loadErr.Error()), true
 	case errors.Is(err, fs.ErrNotExist):
 		// Pruned from the cache after the 410 check: the same answer, and
 		// Rails uploads it again.
-		return h.bundleGone(started, "err", err), true
+		return h.bundleGone(ctx, started, "err", err), true
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		h.observeRender("canceled", started)
+		h.observeRender(ctx, "canceled", started)
 		return reply{}, false
 	default:
-		h.observeRender("error", started)
-		h.Logger.Error("render failed", "bundle", entry, "err", err)
+		h.observeRender(ctx, "error", started)
+		h.Logger.ErrorContext(ctx, "render failed", "bundle", entry, "err", err)
 		return textReply(http.StatusInternalServerError, "Internal error: the render failed; see the renderer's logs."), true
 	}
 }

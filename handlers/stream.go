@@ -1,12 +1,18 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gorender/gorender/tracing"
 )
 
 // errAnswerClosed is a write after the handler finished with its answer.
@@ -25,10 +31,17 @@ type httpSink struct {
 	started  bool
 	closed   bool
 	lastSent time.Time
+
+	// The span of the stream, from Start to endSpan, under ctx's (the
+	// render's); tracer is nil when tracing is off.
+	ctx           context.Context
+	tracer        trace.Tracer
+	span          trace.Span
+	bytes, chunks int
 }
 
-func newHTTPSink(w http.ResponseWriter, onStart func(http.Header)) *httpSink {
-	s := &httpSink{w: w, rc: http.NewResponseController(w), onStart: onStart}
+func newHTTPSink(ctx context.Context, tracer trace.Tracer, w http.ResponseWriter, onStart func(http.Header)) *httpSink {
+	s := &httpSink{w: w, rc: http.NewResponseController(w), onStart: onStart, ctx: ctx, tracer: tracer}
 	s.out = sinkWriter{s}
 	return s
 }
@@ -49,6 +62,7 @@ func (s *httpSink) Start() error {
 	}
 	s.w.WriteHeader(http.StatusOK)
 	s.started = true
+	_, s.span = tracing.Start(s.ctx, s.tracer, "stream")
 	return s.rc.Flush()
 }
 
@@ -72,7 +86,30 @@ func (s *httpSink) send(p []byte) error {
 		return fmt.Errorf("flush stream chunk: %w", err)
 	}
 	s.lastSent = time.Now()
+	s.bytes += len(p)
+	s.chunks++
 	return nil
+}
+
+// endSpan ends the stream's span, if it started, with how the stream
+// ended (the words of gorender_streams_ended_total) and what it sent.
+func (s *httpSink) endSpan(outcome string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.span == nil {
+		return
+	}
+	tracing.SetOutcome(s.span, outcome)
+	if s.span.IsRecording() {
+		s.span.SetAttributes(
+			attribute.Int("gorender.stream.size", s.bytes),
+			attribute.Int("gorender.stream.chunks", s.chunks),
+		)
+	}
+	s.span.End()
+	if span := trace.SpanFromContext(s.ctx); span.IsRecording() {
+		span.SetAttributes(tracing.ResponseBytes.Int(s.bytes))
+	}
 }
 
 // close ends the sink's use of the answer and reports whether it started.

@@ -6,7 +6,11 @@ import (
 	"net/http"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+
 	"github.com/gorender/gorender/bundles"
+	"github.com/gorender/gorender/tracing"
 )
 
 // bundlePartPrefix names a file part carrying bundle <id> (PROTOCOL.md §6.1).
@@ -41,12 +45,25 @@ func invalidBundleID(id string) *HTTPError {
 	return badRequest("Invalid bundle id: %q. %s.", echo(id), bundles.IDProblem(id))
 }
 
-// store writes an upload's bundles and companion files into the cache.
+// store writes an upload's bundles and companion files into the cache, in
+// a span of its own.
 func (h *Handlers) store(ctx context.Context, up bundles.Upload) *HTTPError {
 	if len(up.Bundles) == 0 {
 		return nil
 	}
+	ctx, span := tracing.Start(ctx, h.Tracer, "bundle store")
+	defer span.End()
 	res, err := h.Cache.Store(ctx, up)
+	if span.IsRecording() {
+		span.SetAttributes(
+			attribute.StringSlice("gorender.bundles.stored", res.Stored),
+			attribute.StringSlice("gorender.bundles.existing", res.Existing),
+			attribute.Int("gorender.assets", len(up.Assets)),
+		)
+		if err != nil {
+			span.SetStatus(codes.Error, "store failed")
+		}
+	}
 	if err != nil {
 		var invalid *bundles.InvalidNameError
 		if errors.As(err, &invalid) {
@@ -76,14 +93,14 @@ func (h *Handlers) UploadAssets(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) uploadAssets(w http.ResponseWriter, r *http.Request, body *guardedBody, staging *lazyStaging) reply {
-	fields, herr := DecodeBody(w, r, h.decodeOptions(body, staging, true))
+	fields, herr := h.decode(w, r, h.decodeOptions(body, staging, true))
 	if herr != nil {
 		return h.logged(r, herr)
 	}
 	if herr := h.precheck(body, fields, true); herr != nil {
 		return errorReply(herr)
 	}
-	h.noteGemVersion(fields)
+	h.noteGemVersion(r.Context(), fields)
 	up, herr := uploadFromFiles(fields.Files, "")
 	if herr != nil {
 		return errorReply(herr)
@@ -100,7 +117,7 @@ func (h *Handlers) uploadAssets(w http.ResponseWriter, r *http.Request, body *gu
 // logged logs an error answer that has a cause (a server-side failure).
 func (h *Handlers) logged(r *http.Request, herr *HTTPError) reply {
 	if herr.Cause != nil {
-		h.Logger.Error("request failed", "path", r.URL.Path, "status", herr.Status, "err", herr.Cause)
+		h.Logger.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "status", herr.Status, "err", herr.Cause)
 	}
 	return errorReply(herr)
 }
@@ -119,7 +136,7 @@ func (h *Handlers) AssetExists(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handlers) assetExists(w http.ResponseWriter, r *http.Request, body *guardedBody) reply {
-	fields, herr := DecodeBody(w, r, h.decodeOptions(body, nil, false))
+	fields, herr := h.decode(w, r, h.decodeOptions(body, nil, false))
 	if herr != nil {
 		return h.logged(r, herr)
 	}

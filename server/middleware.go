@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gorender/gorender/handlers"
 	"github.com/gorender/gorender/metrics"
+	"github.com/gorender/gorender/tracing"
 )
 
 // statusRecorder remembers the status a handler wrote and counts the body
@@ -68,11 +70,17 @@ func (c *countingBody) Read(p []byte) (int, error) {
 // HEAD answers count none), logs it (never
 // bodies, props or passwords) when its level reaches minLevel
 // (RENDERER_LOG_HTTP_LEVEL: info for answers and probes, error for other 5xx), and turns a
-// panic into a 500 so that none escapes a request.
-func observe(logger *slog.Logger, minLevel slog.Level, m *metrics.Metrics) func(http.Handler) http.Handler {
+// panic into a 500 so that none escapes a request. With tracing on (tracer
+// not nil) each POST, the gem's requests, is a server span continuing the
+// request's traceparent; probes, scrapes and /info are not traced.
+func observe(logger *slog.Logger, minLevel slog.Level, m *metrics.Metrics, tracer trace.Tracer) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			started := time.Now()
+			var span trace.Span
+			if tracer != nil && r.Method == http.MethodPost {
+				r, span = tracing.StartRequest(tracer, r)
+			}
 			rec := &statusRecorder{ResponseWriter: w}
 			var body *countingBody
 			if r.Body != nil && r.Body != http.NoBody {
@@ -101,16 +109,19 @@ func observe(logger *slog.Logger, minLevel slog.Level, m *metrics.Metrics) func(
 				if route == "" {
 					route = "unmatched"
 				}
+				var read, written int64
+				if body != nil {
+					read = body.read.Load()
+				}
+				if r.Method != http.MethodHead {
+					written = rec.written.Load()
+				}
 				if m != nil {
 					m.Request(route, status)
-					var read, written int64
-					if body != nil {
-						read = body.read.Load()
-					}
-					if r.Method != http.MethodHead {
-						written = rec.written.Load()
-					}
 					m.BodyBytes(route, read, written)
+				}
+				if span != nil {
+					tracing.EndRequest(span, r.Method, route, status, read, written)
 				}
 				lvl := slog.LevelInfo
 				// A probe's 503 (/ready before the first bundle, while

@@ -29,7 +29,7 @@ func metricsText(t *testing.T, m *metrics.Metrics) string {
 func TestObserveCountsBodyBytes(t *testing.T) {
 	m := metrics.New("test", "goja")
 	r := chi.NewRouter()
-	r.Use(observe(slog.New(slog.DiscardHandler), slog.LevelError, m))
+	r.Use(observe(slog.New(slog.DiscardHandler), slog.LevelError, m, nil))
 	r.Post("/echo/{id}", func(w http.ResponseWriter, req *http.Request) {
 		b, err := io.ReadAll(req.Body)
 		if err != nil {

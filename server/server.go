@@ -20,6 +20,7 @@ import (
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/engines"
 	"github.com/gorender/gorender/metrics"
+	"github.com/gorender/gorender/tracing"
 	"github.com/gorender/gorender/worker"
 )
 
@@ -32,6 +33,8 @@ const (
 	// pruneEvery is how often the bundle cache is measured and pruned to
 	// RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE, besides after every store.
 	pruneEvery = time.Minute
+	// flushTimeout bounds the export of the last spans at exit.
+	flushTimeout = 5 * time.Second
 )
 
 // Server is a configured gorender, ready to serve.
@@ -43,6 +46,7 @@ type Server struct {
 	engine   jsvm.Engine
 	handler  http.Handler
 	metrics  *metrics.Metrics // nil when RENDERER_METRICS is off
+	tracing  *tracing.Tracing // nil when traces are off
 	stopping atomic.Bool
 	// generation is the pre-seed declaration to load at start (nil: none);
 	// generationLoaded turns true once all its bundles are loaded.
@@ -54,6 +58,14 @@ type Server struct {
 // New builds a Server from cfg: it opens the bundle cache and makes the
 // engine, but listens on nothing yet.
 func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
+	traces, err := tracing.New(cfg.Tracing, version, logger)
+	if err != nil {
+		return nil, err
+	}
+	if traces != nil {
+		logger = tracing.Logger(logger)
+	}
+	tracer := traces.Tracer() // nil when off
 	cache, err := bundles.Open(cfg.CachePath, logger)
 	if err != nil {
 		return nil, fmt.Errorf("open bundle cache: %w", err)
@@ -75,7 +87,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		m = metrics.New(version, engine.Name())
 		observer = m
 	}
-	s := &Server{cfg: cfg, logger: logger, cache: cache, engine: engine, metrics: m, version: version}
+	s := &Server{cfg: cfg, logger: logger, cache: cache, engine: engine, metrics: m, tracing: traces, version: version}
 	if cfg.GenerationManifest != "" {
 		// A bad declaration fails the start: a deploy that ships a broken
 		// cache must not come up half-ready.
@@ -97,6 +109,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		RecycleGrace:         cfg.RecycleGrace,
 		Logger:               logger,
 		Observer:             observer,
+		Tracer:               tracer,
 	})
 	if m != nil {
 		m.LoadedBundles(func() []metrics.BundleStats {
@@ -120,11 +133,12 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		RendererVersion: version,
 		Engine:          engine.Name(),
 		Metrics:         m,
+		Tracer:          tracer,
 		Logger:          logger,
 		StreamIdle:      cfg.StreamIdleTimeout,
 		Budget:          budget,
 	})
-	mw := []func(http.Handler) http.Handler{observe(logger, cfg.LogHTTPLevel, m), writeDeadlines(cfg.WriteTimeout)}
+	mw := []func(http.Handler) http.Handler{observe(logger, cfg.LogHTTPLevel, m, tracer), writeDeadlines(cfg.WriteTimeout)}
 	if cfg.MaxConnectionAge > 0 {
 		mw = append(mw, retireOldConns)
 	}
@@ -217,6 +231,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case err := <-serveErr:
 		s.pools.Close()
+		s.flushTraces()
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
@@ -226,10 +241,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
 	s.pools.Close()
+	s.flushTraces()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		_ = srv.Close()
 		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", s.cfg.ShutdownTimeout, err)
 	}
 	s.logger.Info("stopped")
 	return nil
+}
+
+// flushTraces exports the spans still queued, within flushTimeout: a
+// collector that is down does not hold up the exit for longer.
+func (s *Server) flushTraces() {
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
+	if err := s.tracing.Shutdown(ctx); err != nil {
+		s.logger.Warn("traces not exported at exit", "err", err)
+	}
 }

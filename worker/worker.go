@@ -14,7 +14,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/tracing"
 )
 
 // ErrQueueTimeout is a render that waited longer than the queue timeout for
@@ -83,6 +88,9 @@ type Config struct {
 	RecycleInterval, RecycleDelay, RecycleGrace time.Duration
 	Logger                                      *slog.Logger
 	Observer                                    Observer
+	// Tracer starts the spans of bundle loads and queue waits; nil when
+	// tracing is off.
+	Tracer trace.Tracer
 }
 
 // Pools holds one pool per loaded bundle.
@@ -339,6 +347,8 @@ func (p *Pools) acquire(ctx context.Context, ids []string) (*lease, error) {
 		}
 		pools[i] = pl
 	}
+	_, span := tracing.Start(ctx, p.cfg.Tracer, "queue wait")
+	defer span.End()
 	waitCtx, cancel := context.WithTimeout(ctx, p.cfg.QueueTimeout)
 	defer cancel()
 	started := time.Now()
@@ -349,7 +359,10 @@ func (p *Pools) acquire(ctx context.Context, ids []string) (*lease, error) {
 		if err != nil {
 			l.release()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-				return nil, ErrQueueTimeout
+				err = ErrQueueTimeout
+			}
+			if span.IsRecording() {
+				span.SetStatus(codes.Error, err.Error())
 			}
 			return nil, err
 		}
@@ -376,6 +389,12 @@ func (p *Pools) pool(ctx context.Context, id string) (*pool, error) {
 	}
 	p.mu.Unlock()
 
+	ctx, span := tracing.Start(ctx, p.cfg.Tracer, "bundle load")
+	defer span.End()
+	if span.IsRecording() {
+		// joined: another request's load of the bundle was under way.
+		span.SetAttributes(tracing.BundleID.String(id), attribute.Bool("gorender.load.joined", inFlight))
+	}
 	if !inFlight {
 		// The load outlives any one request: other requests may wait on it.
 		call.pool, call.err = p.load(context.WithoutCancel(ctx), id)
@@ -392,6 +411,9 @@ func (p *Pools) pool(ctx context.Context, id string) (*pool, error) {
 	}
 	select {
 	case <-call.done:
+		if call.err != nil && span.IsRecording() {
+			span.SetStatus(codes.Error, "the bundle failed to load")
+		}
 		return call.pool, call.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -421,6 +443,9 @@ func (p *Pools) load(ctx context.Context, id string) (pl *pool, err error) {
 	if bp, ok := p.cfg.Source.(interface{ BundlePath(id string) string }); ok {
 		path = bp.BundlePath(id)
 	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(tracing.BundleBytes.Int(len(src)), tracing.Engine.String(p.cfg.Engine.Name()))
+	}
 	prg, err := p.cfg.Engine.Compile(id, path, string(src))
 	if err != nil {
 		return nil, &LoadError{ID: id, Err: err}
@@ -433,7 +458,7 @@ func (p *Pools) load(ctx context.Context, id string) (pl *pool, err error) {
 	pl.mu.Lock()
 	pl.idle = append(pl.idle, e)
 	pl.mu.Unlock()
-	p.cfg.Logger.Info("bundle loaded", "bundle", id, "bytes", len(src), "duration", time.Since(started))
+	p.cfg.Logger.InfoContext(ctx, "bundle loaded", "bundle", id, "bytes", len(src), "duration", time.Since(started))
 	return pl, nil
 }
 

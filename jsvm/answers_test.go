@@ -1,9 +1,12 @@
 package jsvm
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTruncateMiddle(t *testing.T) {
@@ -35,5 +38,36 @@ func TestOptionsProcessEnv(t *testing.T) {
 	}
 	if got := (Options{}).ProcessEnv(); !reflect.DeepEqual(got, [][2]string{{"NODE_ENV", "production"}}) {
 		t.Fatalf("nil Environ: got %q", got)
+	}
+}
+
+// TestInterruptedError: a render stopped because its context ended names
+// the limit of a *DeadlineError cause (how the worker sets deadlines); with
+// a plain deadline, the time from the render's start to the deadline,
+// rounded up to the millisecond; a context canceled otherwise is a
+// cancellation.
+func TestInterruptedError(t *testing.T) {
+	started := time.Now()
+	wait := func(ctx context.Context) context.Context {
+		<-ctx.Done()
+		return ctx
+	}
+
+	ctx, cancel := context.WithTimeoutCause(context.Background(), time.Millisecond, &DeadlineError{Limit: 30 * time.Second})
+	defer cancel()
+	if got := InterruptedError(wait(ctx), started); got.Kind != KindTimeout || got.Text != TimeoutText(30*time.Second) {
+		t.Fatalf("with a cause: %+v", got)
+	}
+
+	ctx, cancel = context.WithDeadline(context.Background(), started.Add(100*time.Millisecond-time.Microsecond))
+	defer cancel()
+	if got := InterruptedError(wait(ctx), started); got.Kind != KindTimeout || got.Text != TimeoutText(100*time.Millisecond) {
+		t.Fatalf("plain deadline: %+v", got)
+	}
+
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	cancelCause(errors.New("client gone"))
+	if got := InterruptedError(ctx, started); got.Kind != KindCanceled || got.Text != CanceledText {
+		t.Fatalf("canceled: %+v", got)
 	}
 }

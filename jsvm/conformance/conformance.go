@@ -145,20 +145,11 @@ func skipSlowUnderRace(t testing.TB, engine string) {
 	}
 }
 
-// timedOutAfterAbout reports a timeout answer naming about the time left
-// until ctx's deadline when the render was called: a render given a plain
-// context deadline reports the time from its own start (a moment after
-// called) to the deadline, rounded up to the millisecond.
-func timedOutAfterAbout(text string, ctx context.Context, called time.Time) bool {
-	var ms int64
-	if _, err := fmt.Sscanf(text, "Render timed out after %dms", &ms); err != nil {
-		return false
-	}
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		return false
-	}
-	limit := deadline.Sub(called)
-	d := time.Duration(ms) * time.Millisecond
-	return d <= limit+time.Millisecond && d >= limit-20*time.Millisecond
+// renderDeadline is a render's context with a deadline after limit, given
+// as the worker gives it (a *jsvm.DeadlineError cause): the timeout answer
+// names the limit itself. (Without the cause it names the time from the
+// render's start to the deadline, less than the limit by however long the
+// caller took to call Eval: jsvm's TestInterruptedError covers that.)
+func renderDeadline(limit time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(context.Background(), limit, &jsvm.DeadlineError{Limit: limit})
 }

@@ -52,11 +52,6 @@ func Testdata(t testing.TB, parts ...string) string {
 	return string(b)
 }
 
-func readTestdata(t testing.TB, parts ...string) string {
-	t.Helper()
-	return Testdata(t, parts...)
-}
-
 // LoadFixture compiles (once per engine and options, as the worker does per
 // process) and loads a fixture bundle from its place in
 // tests/testdata/bundles, so that its companion files are beside it.
@@ -74,11 +69,6 @@ func LoadFixture(t testing.TB, e jsvm.Engine, name string) jsvm.Runtime {
 		t.Fatalf("load %s: %v", name, err)
 	}
 	return rt
-}
-
-func loadFixture(t testing.TB, e jsvm.Engine, name string) jsvm.Runtime {
-	t.Helper()
-	return LoadFixture(t, e, name)
 }
 
 // fixturePrograms caches compiled fixture bundles across tests, as the
@@ -118,11 +108,17 @@ func FixtureProgram(t testing.TB, e jsvm.Engine, name string) jsvm.Program {
 // NewLoaded compiles src as bundle id and loads it into a new runtime.
 func NewLoaded(t testing.TB, e jsvm.Engine, id, src string) jsvm.Runtime {
 	t.Helper()
-	p, err := e.Compile(id, "", src)
+	return LoadProgram(t, e, Compile(t, e, id, "", src))
+}
+
+// Compile compiles src as bundle id at path, failing t on an error.
+func Compile(t testing.TB, e jsvm.Engine, id, path, src string) jsvm.Program {
+	t.Helper()
+	p, err := e.Compile(id, path, src)
 	if err != nil {
-		t.Fatalf("compile: %v", err)
+		t.Fatalf("compile %s: %v", id, err)
 	}
-	return LoadProgram(t, e, p)
+	return p
 }
 
 // LoadProgram loads p into a new runtime of e, closed when t ends.
@@ -172,11 +168,6 @@ func NodeEngine(t testing.TB, name string, opts jsvm.Options) jsvm.Engine {
 		t.Fatal(err)
 	}
 	return e
-}
-
-func nodeEngine(t testing.TB, name string, opts jsvm.Options) jsvm.Engine {
-	t.Helper()
-	return NodeEngine(t, name, opts)
 }
 
 // ProcessRSS is the process's resident set size in bytes (0 where

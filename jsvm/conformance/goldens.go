@@ -12,7 +12,7 @@ import (
 // Support-modules fixture bundles give Node's bytes (goldens recorded with
 // Node 20 by tests/testdata/js/record.mjs).
 func testSupportModulesGoldens(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{ReplayAsyncLogs: true})
+	e := NodeEngine(t, engine, jsvm.Options{ReplayAsyncLogs: true})
 	tests := []struct{ bundle, request, golden string }{
 		{"node-app-esbuild", "node-app-home", "node-app-home"},
 		{"node-app-esbuild", "node-app-about", "node-app-about"},
@@ -25,11 +25,11 @@ func testSupportModulesGoldens(t *testing.T, engine string) {
 		t.Run(tc.bundle+"/"+tc.request, func(t *testing.T) {
 			rt, ok := runtimes[tc.bundle]
 			if !ok {
-				rt = loadFixture(t, e, tc.bundle)
+				rt = LoadFixture(t, e, tc.bundle)
 				runtimes[tc.bundle] = rt
 			}
-			code := readTestdata(t, "requests", tc.request+".js")
-			want := readTestdata(t, "golden", tc.golden+".html")
+			code := Testdata(t, "requests", tc.request+".js")
+			want := Testdata(t, "golden", tc.golden+".html")
 			// Twice: module state and per-render cleanup must not change the bytes.
 			for i := range 2 {
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -49,10 +49,10 @@ func testSupportModulesGoldens(t *testing.T, engine string) {
 // The streaming renders are the streaming issue's; here it is enough that
 // they produce a stream.
 func testSupportModulesStreamKind(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{})
-	rt := loadFixture(t, e, "stream-app")
+	e := NodeEngine(t, engine, jsvm.Options{})
+	rt := LoadFixture(t, e, "stream-app")
 	for _, req := range []string{"stream-pipeable", "stream-web"} {
-		_, err := rt.Eval(context.Background(), readTestdata(t, "requests", req+".js"), jsvm.NewRequest(nil))
+		_, err := rt.Eval(context.Background(), Testdata(t, "requests", req+".js"), jsvm.NewRequest(nil))
 		var re *jsvm.RenderError
 		if !errors.As(err, &re) || re.Kind != jsvm.KindUnsupported || !strings.Contains(re.Text, "returned a stream") {
 			t.Fatalf("%s: err = %v, want the stream kind", req, err)
@@ -70,13 +70,13 @@ func testPlainGoldens(t *testing.T, engine string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rt := loadFixture(t, e, "react-app")
+		rt := LoadFixture(t, e, "react-app")
 		for _, name := range []string{"hello-world", "small-page", "list-page", "async-greeting"} {
-			res, err := rt.Eval(context.Background(), readTestdata(t, "requests", name+".js"), jsvm.NewRequest(nil))
+			res, err := rt.Eval(context.Background(), Testdata(t, "requests", name+".js"), jsvm.NewRequest(nil))
 			if err != nil {
 				t.Fatalf("%+v %s: %v", opts, name, err)
 			}
-			if want := readTestdata(t, "golden", name+".html"); res.Body != want {
+			if want := Testdata(t, "golden", name+".html"); res.Body != want {
 				t.Fatalf("%+v %s differs:\ngot  %.300s\nwant %.300s", opts, name, res.Body, want)
 			}
 		}
@@ -85,8 +85,8 @@ func testPlainGoldens(t *testing.T, engine string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := loadFixture(t, e, "react-app")
-	res, err := rt.Eval(context.Background(), readTestdata(t, "requests", "async-greeting.js"), jsvm.NewRequest(nil))
+	rt := LoadFixture(t, e, "react-app")
+	res, err := rt.Eval(context.Background(), Testdata(t, "requests", "async-greeting.js"), jsvm.NewRequest(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

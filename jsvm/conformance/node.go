@@ -49,19 +49,8 @@ const snippetBundle = `globalThis.__t = function (code) {
 func loadSnippetRuntime(t testing.TB, engine string, opts jsvm.Options) (jsvm.Runtime, string) {
 	t.Helper()
 	dir := nodeFixtureDir(t)
-	e := nodeEngine(t, engine, opts)
-	p, err := e.Compile("app", filepath.Join(dir, "app.js"), snippetBundle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := e.NewRuntime()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Load(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
-	return rt, dir
+	e := NodeEngine(t, engine, opts)
+	return LoadProgram(t, e, Compile(t, e, "app", filepath.Join(dir, "app.js"), snippetBundle)), dir
 }
 
 func evalSnippet(t testing.TB, rt jsvm.Runtime, code string) (string, error) {

@@ -82,15 +82,8 @@ func testBundleSymlinkedIntoSnapshotsIsReadable(t *testing.T, engine string) {
 	if err := os.Symlink("../../cache.artifact-snapshots/b1/b1.js", filepath.Join(dir, "b1.js")); err != nil {
 		t.Fatal(err)
 	}
-	e := nodeEngine(t, engine, jsvm.Options{})
-	p, err := e.Compile("b1", filepath.Join(dir, "b1.js"), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, _ := e.NewRuntime()
-	if err := rt.Load(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
+	e := NodeEngine(t, engine, jsvm.Options{})
+	rt := LoadProgram(t, e, Compile(t, e, "b1", filepath.Join(dir, "b1.js"), src))
 	if got := MustEval(t, rt, `size()`); got != fmt.Sprintf("%d b1.js", len(src)) {
 		t.Fatalf("got %q", got)
 	}
@@ -131,7 +124,7 @@ func testTimersDoNotLeakIntoTheNextRender(t *testing.T, engine string) {
 }
 
 func testRealTimerErrors(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{})
+	e := NodeEngine(t, engine, jsvm.Options{})
 	rt := NewLoaded(t, e, "b1", `var x = 1;`)
 	_, err := Eval(t, rt, `new Promise((resolve) => setTimeout(() => { throw new TypeError('boom in timer'); }, 1))`)
 	if re := renderErr(t, err); re.Kind != jsvm.KindJS || !strings.Contains(re.Text, "EXCEPTION MESSAGE:\nboom in timer") || !strings.Contains(re.Text, "TypeError: boom in timer") {
@@ -183,7 +176,7 @@ func testRealTimerErrors(t *testing.T, engine string) {
 // Console history belongs to its render: work of an earlier render that
 // resumes later logs into the earlier render's history.
 func testConsoleHistoryNeverCrossesRenders(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{ReplayAsyncLogs: true})
+	e := NodeEngine(t, engine, jsvm.Options{ReplayAsyncLogs: true})
 	rt := NewLoaded(t, e, "b1", `var gate = null;`)
 	first := MustEval(t, rt, `
 		gate = new Promise((resolve) => { globalThis.release = resolve; });
@@ -250,7 +243,7 @@ func testReplayAsyncLogs(t *testing.T, engine string) {
 }
 
 func testAsyncLocalStorageAcrossAwaitsAndRenders(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{})
+	e := NodeEngine(t, engine, jsvm.Options{})
 	rt := NewLoaded(t, e, "b1", `
 		const { AsyncLocalStorage } = require('async_hooks');
 		const als = new AsyncLocalStorage();
@@ -289,7 +282,7 @@ func testAsyncLocalStorageAcrossAwaitsAndRenders(t *testing.T, engine string) {
 }
 
 func testUnsupportedModuleFailsClearly(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{})
+	e := NodeEngine(t, engine, jsvm.Options{})
 	p, err := e.Compile("b1", "", `const cp = require('child_process');`)
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +298,7 @@ func testUnsupportedModuleFailsClearly(t *testing.T, engine string) {
 func testUnicodePropertyEscapes(t *testing.T, engine string) {
 	src := `globalThis.props = () => JSON.stringify([/\p{Lu}/u.test("É"), /^\p{Script=Greek}+$/u.test("αβγ"), "a1-b2_ü".match(/[\p{L}\d]+/gu), "x é 😀".replace(/\P{L}/gu, "."), /^\p{ID_Start}\p{ID_Continue}*$/u.test("ñame1"), new RegExp("\\p{Ll}+", "u").exec("ABcdE")[0], /\p{Nd}/u.test("٣"), /^[\p{Alphabetic}]+$/u.test("Straße"), /^\P{Lu}+$/u.test("abc")]);
 globalThis.emoji = () => /\p{Extended_Pictographic}/u.test("😀");`
-	e := nodeEngine(t, engine, jsvm.Options{})
+	e := NodeEngine(t, engine, jsvm.Options{})
 	rt := NewLoaded(t, e, "props", src)
 	// Recorded from Node 20.
 	if got := MustEval(t, rt, `props()`); got != `[true,true,["a1","b2","ü"],"x.é..",true,"cd",true,true,true]` {

@@ -45,8 +45,8 @@ func (s *recordingSink) body() string {
 }
 
 func testStreamGoldens(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{ReplayAsyncLogs: true})
-	rt := loadFixture(t, e, "stream-app")
+	e := NodeEngine(t, engine, jsvm.Options{ReplayAsyncLogs: true})
+	rt := LoadFixture(t, e, "stream-app")
 	for _, name := range []string{"stream-pipeable", "stream-web"} {
 		t.Run(name, func(t *testing.T) {
 			sink := &recordingSink{}
@@ -54,14 +54,14 @@ func testStreamGoldens(t *testing.T, engine string) {
 			req.Sink = sink
 			req.StreamIdle = 10 * time.Second
 			started := time.Now()
-			res, err := rt.Eval(context.Background(), readTestdata(t, "requests", name+".js"), req)
+			res, err := rt.Eval(context.Background(), Testdata(t, "requests", name+".js"), req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !res.Streamed || !sink.started {
 				t.Fatalf("not streamed: %+v", res)
 			}
-			if got, want := sink.body(), readTestdata(t, "golden", name+".html"); got != want {
+			if got, want := sink.body(), Testdata(t, "golden", name+".html"); got != want {
 				t.Fatalf("bytes differ from Node's:\ngot  %q\nwant %q", got, want)
 			}
 			// The shell arrives before the late boundaries, which resolve on timers.
@@ -82,12 +82,12 @@ func testStreamGoldens(t *testing.T, engine string) {
 }
 
 func testStreamClientGoneAbortsAndKeepsRuntime(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{})
-	rt := loadFixture(t, e, "stream-app")
+	e := NodeEngine(t, engine, jsvm.Options{})
+	rt := LoadFixture(t, e, "stream-app")
 	sink := &recordingSink{failAt: 2}
 	req := jsvm.NewRequest(map[string]jsvm.Runtime{"stream-app": rt})
 	req.Sink = sink
-	_, err := rt.Eval(context.Background(), readTestdata(t, "requests", "stream-pipeable.js"), req)
+	_, err := rt.Eval(context.Background(), Testdata(t, "requests", "stream-pipeable.js"), req)
 	var re *jsvm.RenderError
 	if !errors.As(err, &re) || re.Kind != jsvm.KindCanceled {
 		t.Fatalf("err = %v", err)
@@ -104,7 +104,7 @@ func testStreamClientGoneAbortsAndKeepsRuntime(t *testing.T, engine string) {
 // interrupted, and the runtime serves the next render, with none of the
 // aborted render's timers firing in it.
 func testStreamRequestGoneWhileWaitingKeepsRuntime(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{})
+	e := NodeEngine(t, engine, jsvm.Options{})
 	rt := NewLoaded(t, e, "stream-app", `globalThis.PassThrough = require('stream').PassThrough;`)
 	defer rt.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -160,23 +160,13 @@ func (s *cancellingSink) Write([]byte) error {
 }
 
 func testStreamIdleTimeout(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{})
-	p, err := e.Compile("streamer", "", `globalThis.PassThrough = require('stream').PassThrough;`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := e.NewRuntime()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Load(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
+	e := NodeEngine(t, engine, jsvm.Options{})
+	rt := NewLoaded(t, e, "streamer", `globalThis.PassThrough = require('stream').PassThrough;`)
 	req := jsvm.NewRequest(map[string]jsvm.Runtime{"streamer": rt})
 	req.Sink = &recordingSink{}
 	req.StreamIdle = 150 * time.Millisecond
 	code := `var s = new PassThrough(); s.write('first'); setTimeout(() => s.end('late'), 5000); s`
-	_, err = rt.Eval(context.Background(), code, req)
+	_, err := rt.Eval(context.Background(), code, req)
 	var re *jsvm.RenderError
 	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout || !strings.HasPrefix(re.Text, "Stream idle") {
 		t.Fatalf("err = %v", err)
@@ -191,9 +181,9 @@ func testStreamIdleTimeout(t *testing.T, engine string) {
 }
 
 func testStreamWithoutSinkIsAnError(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{})
-	rt := loadFixture(t, e, "stream-app")
-	_, err := rt.Eval(context.Background(), readTestdata(t, "requests", "stream-web.js"), jsvm.NewRequest(nil))
+	e := NodeEngine(t, engine, jsvm.Options{})
+	rt := LoadFixture(t, e, "stream-app")
+	_, err := rt.Eval(context.Background(), Testdata(t, "requests", "stream-web.js"), jsvm.NewRequest(nil))
 	var re *jsvm.RenderError
 	if !errors.As(err, &re) || re.Kind != jsvm.KindUnsupported {
 		t.Fatalf("err = %v", err)
@@ -201,8 +191,8 @@ func testStreamWithoutSinkIsAnError(t *testing.T, engine string) {
 }
 
 func testIncrementalUpdatesGolden(t *testing.T, engine string) {
-	e := nodeEngine(t, engine, jsvm.Options{})
-	rt := loadFixture(t, e, "async-props")
+	e := NodeEngine(t, engine, jsvm.Options{})
+	rt := LoadFixture(t, e, "async-props")
 	sink := &recordingSink{}
 	req := jsvm.NewRequest(map[string]jsvm.Runtime{"async-props": rt})
 	req.Sink = sink
@@ -211,7 +201,7 @@ func testIncrementalUpdatesGolden(t *testing.T, engine string) {
 	req.Updates.Failed = func(up jsvm.Update, message string) { failed = append(failed, message) }
 	done := make(chan error, 1)
 	go func() {
-		res, err := rt.Eval(context.Background(), readTestdata(t, "requests", "async-props-initial.js"), req)
+		res, err := rt.Eval(context.Background(), Testdata(t, "requests", "async-props-initial.js"), req)
 		if err == nil && !res.Streamed {
 			err = errors.New("not streamed")
 		}
@@ -219,7 +209,7 @@ func testIncrementalUpdatesGolden(t *testing.T, engine string) {
 	}()
 	waitFor := func(golden string) {
 		t.Helper()
-		want := readTestdata(t, "golden", golden)
+		want := Testdata(t, "golden", golden)
 		deadline := time.Now().Add(10 * time.Second)
 		for sink.body() != want {
 			if time.Now().After(deadline) {
@@ -230,14 +220,14 @@ func testIncrementalUpdatesGolden(t *testing.T, engine string) {
 	}
 	waitFor("async-props-initial.html")
 	for _, step := range []string{"async-props-update-1", "async-props-update-2"} {
-		if err := req.Updates.Push(jsvm.Update{BundleID: "async-props", Code: readTestdata(t, "requests", step+".js")}); err != nil {
+		if err := req.Updates.Push(jsvm.Update{BundleID: "async-props", Code: Testdata(t, "requests", step+".js")}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(step + ".html")
 	}
 	_ = req.Updates.Push(jsvm.Update{BundleID: "async-props", Code: "throw new Error('bad chunk')"})
 	_ = req.Updates.Push(jsvm.Update{BundleID: "elsewhere", Code: "1"})
-	req.Updates.Close(&jsvm.Update{BundleID: "async-props", Code: readTestdata(t, "requests", "async-props-close.js")})
+	req.Updates.Close(&jsvm.Update{BundleID: "async-props", Code: Testdata(t, "requests", "async-props-close.js")})
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

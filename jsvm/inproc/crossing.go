@@ -78,7 +78,7 @@ func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Reque
 	}
 	switch kind {
 	case "promise", "thenable":
-		p, err := other.settle(ctx, value)
+		settled, rejected, err := other.settle(ctx, value)
 		if err != nil {
 			if ctx.Err() != nil {
 				other.broken = true
@@ -86,17 +86,11 @@ func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Reque
 			}
 			return fail("runOnOtherBundle: %v", err)
 		}
-		defer other.vm.Free(&p)
-		settled := other.vm.PromiseResult(p)
-		defer other.vm.Free(&settled)
-		if other.vm.PromiseState(p) == Rejected {
-			message, _, err := other.errorParts(settled)
-			if err != nil {
-				return fail("runOnOtherBundle: %v", err)
-			}
-			b, _ := json.Marshal(map[string]string{"m": "rejected", "e": "runOnOtherBundle: " + message})
+		if rejected != nil {
+			b, _ := json.Marshal(map[string]string{"m": "rejected", "e": "runOnOtherBundle: " + rejected.Message})
 			return string(b), nil
 		}
+		defer other.vm.Free(&settled)
 		v, err := other.callString(OpExportValue, settled)
 		if err != nil {
 			return fail("runOnOtherBundle: %v", err)

@@ -357,20 +357,14 @@ func (r *Runtime[V]) result(ctx context.Context, started time.Time, code string,
 		if !awaitable {
 			break
 		}
-		p, err := r.settle(ctx, value)
+		settled, rejected, err := r.settle(ctx, value)
 		if err != nil {
 			return jsvm.Result{}, r.renderError(ctx, started, code, err)
 		}
-		defer r.vm.Free(&p)
-		settled := r.vm.PromiseResult(p)
-		defer r.vm.Free(&settled)
-		if r.vm.PromiseState(p) == Rejected {
-			message, stack, err := r.errorParts(settled)
-			if err != nil {
-				return jsvm.Result{}, r.renderError(ctx, started, code, err)
-			}
-			return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, message, stack)}
+		if rejected != nil {
+			return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, rejected.Message, rejected.Stack)}
 		}
+		defer r.vm.Free(&settled)
 		return r.result(ctx, started, code, settled, req, false)
 	}
 	return r.stringified(ctx, started, code, value)
@@ -392,11 +386,31 @@ func (r *Runtime[V]) stringified(ctx context.Context, started time.Time, code st
 	return jsvm.Result{Body: body}, nil
 }
 
-// settle adopts value into a promise and returns it once settled (the
+// settle adopts value into a promise and waits until it settles: it returns
+// the fulfilled value (the caller frees it), or the parts of the rejection.
+func (r *Runtime[V]) settle(ctx context.Context, value V) (fulfilled V, rejected *Exception, err error) {
+	p, err := r.settled(ctx, value)
+	if err != nil {
+		return fulfilled, nil, err
+	}
+	defer r.vm.Free(&p)
+	result := r.vm.PromiseResult(p)
+	if r.vm.PromiseState(p) != Rejected {
+		return result, nil, nil
+	}
+	defer r.vm.Free(&result)
+	message, stack, err := r.errorParts(result)
+	if err != nil {
+		return fulfilled, nil, err
+	}
+	return fulfilled, &Exception{Message: message, Stack: stack}, nil
+}
+
+// settled adopts value into a promise and returns it once settled (the
 // caller frees it). With real timers the event loop runs until it settles,
 // ctx ends or nothing is left that could settle it; with stub timers only
 // the job queue has run, so a pending promise is an error.
-func (r *Runtime[V]) settle(ctx context.Context, value V) (V, error) {
+func (r *Runtime[V]) settled(ctx context.Context, value V) (V, error) {
 	var none V
 	p, err := r.call(OpToPromise, value)
 	if err != nil {

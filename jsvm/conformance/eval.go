@@ -3,10 +3,11 @@ package conformance
 import (
 	"context"
 	"errors"
-	"github.com/gorender/gorender/jsvm"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorender/gorender/jsvm"
 )
 
 func newEngine(t *testing.T, engine string) jsvm.Engine {

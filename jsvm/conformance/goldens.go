@@ -3,10 +3,11 @@ package conformance
 import (
 	"context"
 	"errors"
-	"github.com/gorender/gorender/jsvm"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorender/gorender/jsvm"
 )
 
 // Support-modules fixture bundles give Node's bytes (goldens recorded with

@@ -2,12 +2,13 @@ package conformance
 
 import (
 	"context"
-	"github.com/gorender/gorender/jsvm"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorender/gorender/jsvm"
 )
 
 // nodeFixtureDir lays out <tmp>/outside.txt and <tmp>/bundle-dir/ with a

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gorender/gorender/jsvm"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorender/gorender/jsvm"
 )
 
 func renderErr(t *testing.T, err error) *jsvm.RenderError {

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/gorender/gorender/jsvm"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gorender/gorender/jsvm"
 )
 
 // recordingSink keeps what a streamed render sends, with arrival times.

@@ -2,14 +2,16 @@ package engines
 
 import (
 	"context"
-	"github.com/dop251/goja"
-	"github.com/gorender/gorender/jsvm"
-	"github.com/gorender/gorender/jsvm/conformance"
-	"github.com/gorender/gorender/jsvm/transform"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/dop251/goja"
+
+	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/conformance"
+	"github.com/gorender/gorender/jsvm/transform"
 )
 
 // forEachEngineB runs f as a sub-benchmark per engine.

@@ -3,13 +3,14 @@ package engines
 import (
 	"context"
 	"fmt"
-	"github.com/gorender/gorender/jsvm"
-	"github.com/gorender/gorender/jsvm/conformance"
 	"runtime"
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/conformance"
 )
 
 // BenchmarkConcurrentRender measures how render throughput scales with the

@@ -3,12 +3,13 @@ package gojaengine
 import (
 	"context"
 	"fmt"
-	"github.com/gorender/gorender/jsvm"
-	"github.com/gorender/gorender/jsvm/conformance"
-	"github.com/gorender/gorender/jsvm/inproc"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/conformance"
+	"github.com/gorender/gorender/jsvm/inproc"
 )
 
 func readFixture(t testing.TB, rel string) string {

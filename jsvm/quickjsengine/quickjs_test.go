@@ -3,13 +3,14 @@ package quickjsengine
 import (
 	"context"
 	"errors"
-	"github.com/gorender/gorender/jsvm"
-	"github.com/gorender/gorender/jsvm/conformance"
-	"github.com/gorender/gorender/jsvm/inproc"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/conformance"
+	"github.com/gorender/gorender/jsvm/inproc"
 )
 
 // lowered reports whether await was lowered in p.

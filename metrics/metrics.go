@@ -117,6 +117,22 @@ func (m *Metrics) UnauthenticatedBody(inUse func() int64, budget int64) {
 	)
 }
 
+// MaxHeap registers gorender_max_heap_bytes, RENDERER_MAX_HEAP: the Go heap
+// (go_memstats_heap_alloc_bytes, what the memory guard reads) above which
+// the guard interrupts renders. Not registered when the guard is off
+// (limit 0), so that alerts on the ratio stay silent.
+func (m *Metrics) MaxHeap(limit uint64) {
+	if limit == 0 {
+		return
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gorender_max_heap_bytes",
+		Help: "RENDERER_MAX_HEAP: the Go heap (go_memstats_heap_alloc_bytes) above which the memory guard interrupts the longest render.",
+	})
+	g.Set(float64(limit))
+	m.registry.MustRegister(g)
+}
+
 // BundleStats is one loaded bundle's runtimes (see LoadedBundles).
 type BundleStats struct {
 	ID              string

@@ -124,6 +124,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	budget := handlers.NewBudget(cfg.UnauthenticatedBudget)
 	if m != nil {
 		m.UnauthenticatedBody(budget.InUse, budget.Limit())
+		m.MaxHeap(cfg.MaxHeap)
 	}
 	h := handlers.New(handlers.Deps{
 		Cache:           cache,

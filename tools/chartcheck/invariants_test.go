@@ -32,6 +32,8 @@ type rendered struct {
 	hpas            []*autoscalingv2.HorizontalPodAutoscaler
 	pdbs            []*policyv1.PodDisruptionBudget
 	serviceMonitors []*monitoringv1.ServiceMonitor
+	prometheusRules []*monitoringv1.PrometheusRule
+	configMaps      []*corev1.ConfigMap // the Grafana dashboard
 	networkPolicies []*networkingv1.NetworkPolicy
 }
 
@@ -64,6 +66,10 @@ func sortObjects(t *testing.T, objects []object) *rendered {
 			r.pdbs = append(r.pdbs, obj)
 		case *monitoringv1.ServiceMonitor:
 			r.serviceMonitors = append(r.serviceMonitors, obj)
+		case *monitoringv1.PrometheusRule:
+			r.prometheusRules = append(r.prometheusRules, obj)
+		case *corev1.ConfigMap:
+			r.configMaps = append(r.configMaps, obj)
 		case *networkingv1.NetworkPolicy:
 			r.networkPolicies = append(r.networkPolicies, obj)
 		default:

@@ -198,6 +198,19 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
 {{- end }}
 
 {{/* Fail early, with the value to set, on combinations that cannot work. */}}
+{{/*
+gorender.ruleSelector: the PromQL label matchers of this release's series in
+the alert rules: metrics.prometheusRule.selector, else the job and namespace
+a ServiceMonitor of this chart gives them (the Service's name).
+*/}}
+{{- define "gorender.ruleSelector" -}}
+{{- with .Values.metrics.prometheusRule.selector -}}
+{{ . }}
+{{- else -}}
+job="{{ include "gorender.fullname" . }}", namespace="{{ .Release.Namespace }}"
+{{- end -}}
+{{- end }}
+
 {{- define "gorender.validate" -}}
 {{- if and .Values.password.value .Values.password.existingSecret }}
 {{- fail "password: set password.value or password.existingSecret, not both" }}
@@ -212,6 +225,9 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
 {{- end }}
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.metrics.enabled) }}
 {{- fail "metrics.serviceMonitor.enabled needs metrics.enabled" }}
+{{- end }}
+{{- if and (or .Values.metrics.prometheusRule.enabled .Values.metrics.dashboard.enabled) (not .Values.metrics.enabled) }}
+{{- fail "metrics.prometheusRule.enabled and metrics.dashboard.enabled need metrics.enabled" }}
 {{- end }}
 {{- if and .Values.metrics.serviceMonitor.enabled (not .Values.service.enabled) }}
 {{- fail "metrics.serviceMonitor.enabled needs service.enabled (a ServiceMonitor scrapes a Service)" }}

@@ -1,0 +1,188 @@
+package tests
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// The chart's Grafana dashboard and alert rules (deploy/helm/gorender/files).
+const (
+	dashboardFile = "../deploy/helm/gorender/files/grafana-dashboard.json"
+	rulesFile     = "../deploy/helm/gorender/files/prometheus-rules.yaml"
+)
+
+// metricName is a series gorender's /metrics serves, in a PromQL expression.
+var metricName = regexp.MustCompile(`\b(?:gorender|go|process)_[a-z0-9_]+\b`)
+
+// byClause is a PromQL aggregation's grouping, e.g. "by (route, code)".
+var byClause = regexp.MustCompile(`\bby \(([a-z_, ]*)\)`)
+
+// targetLabels are the labels Prometheus gives every series of a target
+// (prometheus-operator: namespace, pod...), and le, a histogram bucket's.
+var targetLabels = []string{"namespace", "job", "pod", "instance", "service", "endpoint", "le"}
+
+// TestDashboardAndAlertMetricsExist: every series the Grafana dashboard and
+// the alert rules query exists in /metrics of a live gorender once it has
+// served the requests they describe (renders ok and failed, a stream, a
+// 410, an upload, runtime replacements), and every label they group by is
+// a label of a series their expression names. Renaming a metric or a label
+// without the dashboard and rules fails here.
+func TestDashboardAndAlertMetricsExist(t *testing.T) {
+	t.Parallel()
+	exprs := dashboardExprs(t)
+	if len(exprs) < 15 {
+		t.Fatalf("found %d expressions in %s: has its layout changed?", len(exprs), dashboardFile)
+	}
+	rules := ruleExprs(t)
+	if len(rules) < 5 {
+		t.Fatalf("found %d expressions in %s: has its layout changed?", len(rules), rulesFile)
+	}
+	exprs = append(exprs, rules...)
+
+	s := startServer(t, map[string]string{
+		"RENDERER_WORKERS_COUNT":           "1",
+		"RENDERER_MAX_RENDERS_PER_RUNTIME": "1", // every render replaces its runtime
+		"RENDERER_MAX_HEAP":                "1GiB",
+		"RENDERER_SUPPORT_MODULES":         "true",
+	})
+	h2 := transports[0]
+	app, streams := newID("s"), newID("s")
+	s.render(t, h2, app, "MARKER").want(t, h2, http.StatusGone, "No bundle uploaded")
+	s.upload(t, map[string]string{app: markerBundle("dashboard"), streams: testStreamsBundle}, nil)
+	s.render(t, h2, app, "MARKER").want(t, h2, http.StatusOK, "dashboard")
+	s.render(t, h2, app, "throw new Error('dashboard failure')").wantStatus(t, h2, http.StatusBadRequest)
+	s.streamRender(t, h2, streams, "TestStreams.ticks(2, 5)", nil).wantComplete(t, ticksBody(2))
+	scrape := s.waitScrape(t, 10*time.Second, "a runtime replaced", func(p promScrape) bool {
+		return len(p.series("gorender_runtime_replacements_total")) > 0
+	})
+
+	for _, expr := range exprs {
+		names := metricName.FindAllString(expr, -1)
+		if len(names) == 0 {
+			t.Errorf("no gorender series in %q", expr)
+		}
+		labels := map[string]bool{}
+		for _, name := range names {
+			family, ok := scrapedFamily(scrape, name)
+			switch {
+			case name == "gorender_engine_memory_bytes" && testEngine != "quickjs":
+				// quickjs only (README "Metrics"): absent on goja by design.
+				if ok {
+					t.Errorf("%s exists on %s", name, testEngine)
+				}
+				continue
+			case !ok:
+				t.Errorf("%s (in %q) is not in /metrics; it has:\n%s", name, expr, metricsSummary(scrape))
+				continue
+			}
+			for _, m := range family.GetMetric() {
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = true
+				}
+			}
+		}
+		for _, by := range byClause.FindAllStringSubmatch(expr, -1) {
+			for _, label := range strings.Split(by[1], ",") {
+				label = strings.TrimSpace(label)
+				if !slices.Contains(targetLabels, label) && !labels[label] {
+					t.Errorf("%q groups by %s, a label none of its series has", expr, label)
+				}
+			}
+		}
+	}
+}
+
+// scrapedFamily is the family of a series name with samples in a scrape: a
+// histogram's _bucket, _sum and _count are its family's.
+func scrapedFamily(p promScrape, name string) (*dto.MetricFamily, bool) {
+	if f, ok := p[name]; ok && len(f.GetMetric()) > 0 {
+		return f, true
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok {
+			if f, ok := p[base]; ok && f.GetType() == dto.MetricType_HISTOGRAM && len(f.GetMetric()) > 0 {
+				return f, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// dashboardExprs returns the dashboard's queries: its panels' targets and
+// its variables' queries.
+func dashboardExprs(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Type       string `json:"type"`
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatalf("%s: %v", dashboardFile, err)
+	}
+	var exprs []string
+	for _, p := range dash.Panels {
+		for _, target := range p.Targets {
+			if target.Expr == "" {
+				t.Errorf("panel %q has a target without expr", p.Title)
+			}
+			exprs = append(exprs, target.Expr)
+		}
+	}
+	for _, v := range dash.Templating.List {
+		if v.Type == "query" {
+			exprs = append(exprs, v.Definition)
+		}
+	}
+	return exprs
+}
+
+// ruleExprs returns the expr blocks of the rules file (a Helm template, so
+// read by lines: each "expr: |" and the lines indented under it).
+func ruleExprs(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exprs []string
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i < len(lines); i++ {
+		key, rest, ok := strings.Cut(lines[i], "expr:")
+		if !ok || strings.TrimSpace(key) != "" {
+			continue
+		}
+		indent := len(key)
+		expr := strings.TrimSpace(rest)
+		if expr == "|" || expr == ">" {
+			expr = ""
+			for i+1 < len(lines) && len(lines[i+1])-len(strings.TrimLeft(lines[i+1], " ")) > indent {
+				i++
+				expr += strings.TrimSpace(lines[i]) + "\n"
+			}
+		}
+		exprs = append(exprs, expr)
+	}
+	return exprs
+}

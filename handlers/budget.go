@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"sync/atomic"
 )
@@ -96,105 +95,4 @@ func (e *budgetRefusal) answer() *HTTPError {
 		Body: fmt.Sprintf("Request body is larger than the %d bytes that may be read before the password is checked "+
 			"(RENDERER_UNAUTHENTICATED_BODY_BUDGET); send the password first, or in the Authorization header of a raw render request.", e.limit),
 	}
-}
-
-// guardedBody is a request body whose bytes are charged to the Budget until
-// the request authenticates. A handler makes one per request (guardBody),
-// calls authenticated once the password passed and release when it is done.
-// It is read by one goroutine at a time.
-type guardedBody struct {
-	src     io.ReadCloser
-	budget  *Budget
-	header  int64 // the header bytes charged with the first read
-	held    int64 // charged and not released
-	charged bool  // the first read took the request's charge
-	trusted bool  // the password passed: nothing more is charged
-}
-
-// guardBody replaces r.Body with a guardedBody charging b.
-func guardBody(r *http.Request, b *Budget) *guardedBody {
-	src := r.Body
-	if src == nil {
-		src = http.NoBody
-	}
-	g := &guardedBody{src: src, budget: b, header: headerBytes(r.Header)}
-	r.Body = g
-	return g
-}
-
-// headerBytes is what a request's header fields cost, as charged.
-func headerBytes(h http.Header) int64 {
-	var n int64
-	for name, values := range h {
-		for _, v := range values {
-			n += int64(len(name)+len(v)) + headerFieldCharge
-		}
-	}
-	return n
-}
-
-// Read implements io.Reader: before authentication it reserves room for
-// the bytes before reading them.
-func (g *guardedBody) Read(p []byte) (int, error) {
-	if g.trusted || g.budget == nil {
-		return g.src.Read(p)
-	}
-	if !g.charged {
-		first := requestCharge + g.header
-		if err := g.reserve(first); err != nil {
-			return 0, err
-		}
-		g.held += first
-		g.charged = true
-	}
-	if len(p) > readStep {
-		p = p[:readStep]
-	}
-	want := int64(len(p))
-	if err := g.reserve(want); err != nil {
-		return 0, err
-	}
-	n, err := g.src.Read(p)
-	g.budget.release(want - int64(n))
-	g.held += int64(n)
-	return n, err
-}
-
-// reserve charges n bytes more to the budget, or says why it cannot.
-func (g *guardedBody) reserve(n int64) error {
-	if g.held+n > g.budget.limit {
-		return &budgetRefusal{limit: g.budget.limit}
-	}
-	if !g.budget.acquire(n) {
-		return &budgetRefusal{busy: true, limit: g.budget.limit}
-	}
-	return nil
-}
-
-// Close implements io.Closer.
-func (g *guardedBody) Close() error { return g.src.Close() }
-
-// authenticated marks the request's password as passed: what it holds is
-// released and its later bytes are not charged.
-func (g *guardedBody) authenticated() {
-	if g == nil {
-		return
-	}
-	g.trusted = true
-	g.release()
-}
-
-// release returns what the request holds to the budget.
-func (g *guardedBody) release() {
-	if g == nil || g.held == 0 {
-		return
-	}
-	g.budget.release(g.held)
-	g.held = 0
-}
-
-// discard reads and drops up to n bytes without charging them (they are
-// not kept), for the drain before an early answer.
-func (g *guardedBody) discard(n int64) {
-	_, _ = io.CopyN(io.Discard, g.src, n)
 }

@@ -3,6 +3,7 @@ package handlers
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
@@ -149,7 +150,8 @@ func TestGuardedBody(t *testing.T) {
 	newGuard := func(body string) *guardedBody {
 		r, _ := http.NewRequest(http.MethodPost, "/", io.NopCloser(&chunkedReader{chunks: []string{body}}))
 		r.Header = http.Header{}
-		return guardBody(r, b)
+		h := &Handlers{Deps: Deps{Budget: b}}
+		return h.guardBody(httptest.NewRecorder(), r)
 	}
 
 	// Reading charges the request's charge and every byte; release returns them.

@@ -206,7 +206,7 @@ func bodyTooLarge(limit int64, cause error) *HTTPError {
 }
 
 // readError maps an error reading the body: 413 over the limit, the
-// Budget's refusal, else 400.
+// Budget's refusal, 408 when the body stopped arriving, else 400.
 func readError(what string, err error) *HTTPError {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
@@ -215,6 +215,10 @@ func readError(what string, err error) *HTTPError {
 	var refused *budgetRefusal
 	if errors.As(err, &refused) {
 		return refused.answer()
+	}
+	var timedOut *bodyTimeout
+	if errors.As(err, &timedOut) {
+		return timedOut.answer()
 	}
 	herr := badRequest("Invalid %s: %s.", what, echo(err.Error()))
 	herr.Cause = fmt.Errorf("read %s: %w", what, err)

@@ -45,6 +45,11 @@ type Deps struct {
 	Logger *slog.Logger
 	// Budget bounds the body bytes of requests not yet authenticated.
 	Budget *Budget
+	// BodyLimits bound the waits for a request body.
+	BodyLimits BodyLimits
+	// Authenticated, when set, is told when a request authenticates (the
+	// server trusts its connection from then on).
+	Authenticated Authenticator
 	// StreamIdle ends a streamed answer that produces nothing for this long.
 	StreamIdle time.Duration
 }

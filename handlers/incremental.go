@@ -29,9 +29,6 @@ const MediaTypeNDJSON = "application/x-ndjson"
 const (
 	ndjsonLineTimeout = 20 * time.Second  // without a new line, before EOF
 	pullModeIdle      = 300 * time.Second // without a line or output, pull mode
-	// earlyAnswerDrain bounds how long an answer decided before anything
-	// streamed waits for the rest of the body (see answerEarly).
-	earlyAnswerDrain = 200 * time.Millisecond
 )
 
 // firstChunk is line 1 of an incremental render, after its prechecks.
@@ -51,25 +48,27 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	entry := chi.URLParam(r, "bundleId")
 	if mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mediaType != MediaTypeNDJSON {
-		answerEarly(w, r, errorReply(&HTTPError{Status: http.StatusUnsupportedMediaType,
-			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", echo(r.Header.Get("Content-Type")), MediaTypeNDJSON)}))
+		errorReply(&HTTPError{Status: http.StatusUnsupportedMediaType,
+			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", echo(r.Header.Get("Content-Type")), MediaTypeNDJSON)}).write(w, r)
 		return
 	}
-	body := guardBody(r, h.Budget)
+	body := h.guardBody(w, r)
 	defer body.release()
 	limits := DecodeOptions{}.withDefaults()
 	lines := newLineReader(http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes), limits.MaxFieldBytes)
 	first, herr := h.firstChunk(ctx, lines, body, entry)
 	if herr != nil {
 		h.observeRender(ctx, "rejected", started)
-		answerEarly(w, r, errorReply(herr))
+		errorReply(herr).write(w, r)
 		return
 	}
 	lookup := time.Now()
 	if rp, missing := h.missingBundles(ctx, entry, first.DependencyBundleIDs, started); missing {
-		answerEarly(w, r, rp)
+		rp.write(w, r)
 		return
 	}
+	// The windows between update lines are the route's own (readUpdates).
+	body.takeDeadlines()
 	rc := http.NewResponseController(w)
 	if r.ProtoMajor == 1 {
 		// Keep reading update lines while the answer streams.
@@ -145,7 +144,7 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		if rp, ok := h.renderFailure(ctx, r, entry, started, err); ok {
 			stopReading()
-			answerEarly(w, r, rp)
+			rp.write(w, r)
 		}
 		return
 	}
@@ -154,21 +153,6 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 		span.SetAttributes(tracing.ResponseBytes.Int(len(result.Body)))
 	}
 	renderReply(result.Body).write(w, r)
-}
-
-// answerEarly writes an answer decided before anything streamed. The
-// client may hold the body open while it waits for it (it streams NDJSON
-// lines as props resolve, and in pull mode sends nothing until asked), so
-// the drain before an error answer (reply.write; on HTTP/1.1 also the
-// server's own) reads only what arrives within earlyAnswerDrain instead of
-// waiting for the body's end; HTTP/1.1 then closes the connection, whose
-// unread body cannot be parsed as a next request.
-func answerEarly(w http.ResponseWriter, r *http.Request, rp reply) {
-	if r.ProtoMajor == 1 {
-		w.Header().Set("Connection", "close")
-	}
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(earlyAnswerDrain))
-	rp.write(w, r)
 }
 
 // firstChunk reads and checks line 1, in the span of body decoding: JSON,
@@ -348,9 +332,12 @@ func (l *lineReader) next() ([]byte, error) {
 func lineError(err error, max int64) *HTTPError {
 	var tooLarge *http.MaxBytesError
 	var refused *budgetRefusal
+	var timedOut *bodyTimeout
 	switch {
 	case errors.As(err, &refused):
 		return refused.answer()
+	case errors.As(err, &timedOut):
+		return timedOut.answer()
 	case errors.Is(err, errLineTooLong):
 		return &HTTPError{Status: http.StatusRequestEntityTooLarge, Body: fmt.Sprintf("An incremental render line is larger than the limit of %d bytes.", max)}
 	case errors.As(err, &tooLarge):

@@ -20,7 +20,7 @@ import (
 // Render serves POST /bundles/{bundleId}/render/{digest} (PROTOCOL.md §5):
 // a buffered answer with Content-Length, or a stream flushed as produced.
 func (h *Handlers) Render(w http.ResponseWriter, r *http.Request) {
-	body := guardBody(r, h.Budget)
+	body := h.guardBody(w, r)
 	defer body.release()
 	staging := &lazyStaging{cache: h.Cache}
 	defer staging.remove(h.Logger)

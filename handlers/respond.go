@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/bytedance/sonic"
 )
@@ -18,6 +20,9 @@ const (
 	// maxDrainBytes is how much unread body is discarded before an early
 	// answer, so that an h2 client still uploading sees the status.
 	maxDrainBytes = 1 << 20
+	// earlyAnswerDrain bounds how long an answer decided before the body's
+	// end waits for the rest of it (drainBefore).
+	earlyAnswerDrain = 200 * time.Millisecond
 )
 
 // reply is an answer, decided before it is written so that the request's
@@ -65,12 +70,8 @@ func jsonReply(status int, v any) reply {
 // write sends the reply with Content-Length, never chunked. An error answer
 // first drains what is left of the request body.
 func (rp reply) write(w http.ResponseWriter, r *http.Request) {
-	if rp.status >= 400 && r.Body != nil {
-		if g, ok := r.Body.(*guardedBody); ok {
-			g.discard(maxDrainBytes)
-		} else {
-			_, _ = io.CopyN(io.Discard, r.Body, maxDrainBytes)
-		}
+	if rp.status >= 400 {
+		drainBefore(w, r)
 	}
 	h := w.Header()
 	for k, v := range rp.header {
@@ -81,6 +82,36 @@ func (rp reply) write(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(rp.status)
 	if r.Method != http.MethodHead {
 		_, _ = io.WriteString(w, rp.body)
+	}
+}
+
+// drainBefore prepares an error answer decided before the body was read to
+// its end (401 or 412 from the headers or the first parts, 413, 408, a 404
+// with a body): it reads and drops what arrives of the body within
+// earlyAnswerDrain, up to maxDrainBytes, so that a client still sending sees
+// the status rather than a reset (PROTOCOL.md §1) without a stalled client
+// holding the answer; dropped bytes are not charged to the Budget. If the
+// body is still not at its end, an HTTP/1.1 connection closes after the
+// answer: the rest of the body cannot be read as a next request, and
+// net/http would otherwise wait for it.
+func drainBefore(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	var src io.Reader = r.Body
+	if g, ok := r.Body.(*guardedBody); ok {
+		if g.eof {
+			return
+		}
+		g.ownDeadline = true
+		src = g.src
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(earlyAnswerDrain))
+	if _, err := io.CopyN(io.Discard, src, maxDrainBytes); errors.Is(err, io.EOF) {
+		return
+	}
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
 	}
 }
 

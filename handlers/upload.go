@@ -84,7 +84,7 @@ func (h *Handlers) store(ctx context.Context, up bundles.Upload) *HTTPError {
 
 // UploadAssets serves POST /upload-assets: store bundles and companion files.
 func (h *Handlers) UploadAssets(w http.ResponseWriter, r *http.Request) {
-	body := guardBody(r, h.Budget)
+	body := h.guardBody(w, r)
 	defer body.release()
 	staging := &lazyStaging{cache: h.Cache}
 	rp := h.uploadAssets(w, r, body, staging)
@@ -114,10 +114,16 @@ func (h *Handlers) uploadAssets(w http.ResponseWriter, r *http.Request, body *gu
 	return textReply(http.StatusOK, "")
 }
 
-// logged logs an error answer that has a cause (a server-side failure).
+// logged logs an error answer that has a cause: a server-side failure as
+// an error; a client's (a body cut off, stalled or refused) at debug level
+// only, so that clients without the password cannot fill the logs.
 func (h *Handlers) logged(r *http.Request, herr *HTTPError) reply {
-	if herr.Cause != nil {
+	switch {
+	case herr.Cause == nil:
+	case herr.Status >= 500:
 		h.Logger.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "status", herr.Status, "err", herr.Cause)
+	default:
+		h.Logger.DebugContext(r.Context(), "request refused", "path", r.URL.Path, "status", herr.Status, "err", herr.Cause)
 	}
 	return errorReply(herr)
 }
@@ -130,7 +136,7 @@ type assetExistsResult struct {
 
 // AssetExists serves POST /asset-exists?filename=NAME.
 func (h *Handlers) AssetExists(w http.ResponseWriter, r *http.Request) {
-	body := guardBody(r, h.Budget)
+	body := h.guardBody(w, r)
 	defer body.release()
 	h.assetExists(w, r, body).write(w, r)
 }

@@ -33,6 +33,7 @@ type Metrics struct {
 	bundlesPruned   prometheus.Counter
 	streamsEnded    *prometheus.CounterVec
 	gemVersions     *prometheus.CounterVec
+	connectionsShed *prometheus.CounterVec
 
 	gemMu   sync.Mutex
 	gemSeen map[string]struct{}
@@ -87,18 +88,40 @@ func New(version, engine string) *Metrics {
 	m.gemVersions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gorender_gem_version_requests_total", Help: "Authenticated requests by Rails gem version (bounded set).",
 	}, []string{"gem_version"})
+	m.connectionsShed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gorender_connections_shed_total", Help: "Connections closed at RENDERER_MAX_CONNECTIONS, by reason: evicted (an old unauthenticated one made room) or refused (the new one).",
+	}, []string{"reason"})
+	for _, reason := range []string{"evicted", "refused"} {
+		m.connectionsShed.WithLabelValues(reason)
+	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "gorender_build_info", Help: "Build information; always 1.",
 	}, []string{"version", "goversion", "engine"})
 	build.WithLabelValues(version, runtime.Version(), engine).Set(1)
 	for _, c := range []prometheus.Collector{
 		m.requests, m.requestBytes, m.responseBytes, m.renderDuration, m.queueWait,
-		m.runtimeReplaced, m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.cacheBytes, m.bundlesPruned, m.streamsEnded, m.gemVersions, build,
+		m.runtimeReplaced, m.bundlesLoaded, m.quarantined, m.bundleUploads, m.bundleMissing, m.cacheBytes, m.bundlesPruned, m.streamsEnded, m.gemVersions, m.connectionsShed, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
 		f(c)
 	}
 	return m
+}
+
+// Connections registers gorender_connections_open, the client connections
+// open now (open is asked at each scrape).
+func (m *Metrics) Connections(open func() int) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gorender_connections_open",
+		Help: "Client connections open (at most RENDERER_MAX_CONNECTIONS).",
+	}, func() float64 { return float64(open()) }))
+}
+
+// ConnectionShed counts a connection closed at the connection cap:
+// "evicted" (an old unauthenticated one made room) or "refused" (every
+// open one was authenticated, so the new one was closed).
+func (m *Metrics) ConnectionShed(reason string) {
+	m.connectionsShed.WithLabelValues(reason).Inc()
 }
 
 // UnauthenticatedBody registers gorender_unauthenticated_body_bytes (what

@@ -43,6 +43,11 @@ type Config struct {
 	// WriteTimeout ends an answer whose client takes none of its bytes for
 	// this long.
 	WriteTimeout time.Duration
+	// BodyReadTimeout is the longest wait for the next bytes of a request
+	// body; AuthTimeout how long a request may take to authenticate.
+	BodyReadTimeout, AuthTimeout time.Duration
+	// MaxConnections caps the client connections open at once.
+	MaxConnections int
 	// MaxConnectionAge closes a client connection gracefully once it is
 	// that old (±10%), at its next answer, so that long-lived h2c
 	// connections rebalance across replicas (0: never).
@@ -271,6 +276,23 @@ var settings = []setting{
 		Name: "RENDERER_WRITE_TIMEOUT", Default: "20s",
 		Doc:   "an answer whose client takes none of its bytes for this long (a full socket, a closed h2 flow-control window) is ended: a stream is reset (HTTP/1.1: its connection closed) and the runtime it held is released. An answer that keeps leaving, however slowly, is never cut",
 		Value: duration(func(c *Config) *time.Duration { return &c.WriteTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_BODY_READ_TIMEOUT", Default: "10s",
+		Doc:   "the longest wait for the next bytes of a request body: bytes must keep arriving, or the request is answered `408` (the incremental route's windows between update lines are its own, see Streaming)",
+		Value: duration(func(c *Config) *time.Duration { return &c.BodyReadTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_AUTH_TIMEOUT", Default: "30s",
+		Doc:   "how long after its headers a request may take to show its password: a JSON, form or NDJSON body must arrive whole, a multipart body up to its `password` part, within it, however steadily it trickles, else `408`",
+		Value: duration(func(c *Config) *time.Duration { return &c.AuthTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_MAX_CONNECTIONS", DefaultDoc: "¾ of the descriptor limit (`ulimit -n`), at most 4096",
+		Doc: "client connections open at once. At the cap a new connection still gets in (it may be a probe): the oldest connection that never carried an authenticated request is closed to make room; only when all are authenticated is the new one closed. " +
+			"Counted in `gorender_connections_open` and `gorender_connections_shed_total`",
+		Value: orComputed(number(func(c *Config) *int { return &c.MaxConnections }, 1, 1<<20),
+			func(l *loader) { l.c.MaxConnections = defaultMaxConnections() }),
 	},
 	{
 		Name: "RENDERER_MAX_CONNECTION_AGE", Default: "0",

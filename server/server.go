@@ -138,6 +138,8 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Logger:          logger,
 		StreamIdle:      cfg.StreamIdleTimeout,
 		Budget:          budget,
+		BodyLimits:      handlers.BodyLimits{ReadTimeout: cfg.BodyReadTimeout, AuthTimeout: cfg.AuthTimeout},
+		Authenticated:   markAuthenticated,
 	})
 	mw := []func(http.Handler) http.Handler{observe(logger, cfg.LogHTTPLevel, m, tracer), writeDeadlines(cfg.WriteTimeout)}
 	if cfg.MaxConnectionAge > 0 {
@@ -206,9 +208,20 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		},
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
 	}
+	srv.ConnContext = withConn
 	if s.cfg.MaxConnectionAge > 0 {
-		srv.ConnContext = stampConnAge(s.cfg.MaxConnectionAge)
+		stamp := stampConnAge(s.cfg.MaxConnectionAge)
+		srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context { return stamp(withConn(ctx, c), c) }
 	}
+	limited := newConnLimiter(ln, s.cfg.MaxConnections, func(reason string) {
+		if s.metrics != nil {
+			s.metrics.ConnectionShed(reason)
+		}
+	})
+	if s.metrics != nil {
+		s.metrics.Connections(limited.Open)
+	}
+	ln = limited
 	background, stopBackground := context.WithCancel(context.Background())
 	defer stopBackground()
 	go s.cache.RunSweeper(background, sweepEvery, stagingMaxAge)

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"container/list"
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// Connection cap defaults: a quarter of the descriptors (at least
+// connReserveMin) stay for everything else (bundle and cache files,
+// staging, logs), and the cap is at most maxConnectionsCeiling whatever
+// the descriptor limit, so that what connections can cost stays bounded
+// (README, Limits).
+const (
+	connReserveMin        = 64
+	maxConnectionsCeiling = 4096
+	minConnections        = 16
+)
+
+// defaultMaxConnections is the connection cap derived from the process's
+// descriptor limit (RLIMIT_NOFILE, which Go raises to its hard limit at
+// start): three quarters of it, keeping at least 64 descriptors, between
+// 16 and 4096.
+func defaultMaxConnections() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur == 0 {
+		return maxConnectionsCeiling
+	}
+	return connectionsFor(lim.Cur)
+}
+
+// connectionsFor is the cap for a descriptor limit of nofile.
+func connectionsFor(nofile uint64) int {
+	reserve := max(uint64(connReserveMin), nofile/4)
+	if nofile <= reserve+minConnections {
+		return minConnections
+	}
+	return int(min(nofile-reserve, maxConnectionsCeiling))
+}
+
+// connLimiter is a listener that keeps at most max client connections open
+// (RENDERER_MAX_CONNECTIONS). At the cap a new connection is not refused
+// outright: it might be the orchestrator's probe, or a Rails process. To
+// make room the oldest connection that has never carried an authenticated
+// request is closed (connections of clients without the password, stalled
+// or not, and idle probes go first; a Rails connection authenticates on its
+// first request and is never evicted). Only when every open connection is
+// authenticated is the new one closed.
+type connLimiter struct {
+	net.Listener
+	max int
+	// shed is told of each connection closed at the cap: evicted (an old
+	// one made room) or refused (the new one).
+	shed func(reason string)
+
+	mu    sync.Mutex
+	conns list.List // of *trackedConn, oldest first
+}
+
+// newConnLimiter caps ln at max connections.
+func newConnLimiter(ln net.Listener, max int, shed func(reason string)) *connLimiter {
+	if shed == nil {
+		shed = func(string) {}
+	}
+	return &connLimiter{Listener: ln, max: max, shed: shed}
+}
+
+// Accept returns the next connection, making room for it at the cap.
+func (l *connLimiter) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		tc := &trackedConn{Conn: c, l: l}
+		l.mu.Lock()
+		var victim *trackedConn
+		if l.conns.Len() >= l.max {
+			victim = l.oldestUntrusted()
+			if victim == nil {
+				l.mu.Unlock()
+				_ = c.Close()
+				l.shed("refused")
+				continue
+			}
+			l.conns.Remove(victim.elem)
+			victim.elem = nil
+		}
+		tc.elem = l.conns.PushBack(tc)
+		l.mu.Unlock()
+		if victim != nil {
+			_ = victim.Conn.Close()
+			l.shed("evicted")
+		}
+		return tc, nil
+	}
+}
+
+// oldestUntrusted returns the oldest connection that never authenticated.
+func (l *connLimiter) oldestUntrusted() *trackedConn {
+	for e := l.conns.Front(); e != nil; e = e.Next() {
+		if tc := e.Value.(*trackedConn); !tc.trusted.Load() {
+			return tc
+		}
+	}
+	return nil
+}
+
+// Open returns the number of connections open.
+func (l *connLimiter) Open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.conns.Len()
+}
+
+// trackedConn is a connection counted by a connLimiter.
+type trackedConn struct {
+	net.Conn
+	l       *connLimiter
+	elem    *list.Element // nil once it no longer counts
+	trusted atomic.Bool
+}
+
+// Close stops counting the connection and closes it.
+func (c *trackedConn) Close() error {
+	c.l.mu.Lock()
+	if c.elem != nil {
+		c.l.conns.Remove(c.elem)
+		c.elem = nil
+	}
+	c.l.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// CloseWrite half-closes a TCP connection: net/http closes an HTTP/1.1
+// connection whose body it did not read this way, so that the client reads
+// the answer before the connection's end.
+func (c *trackedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// connKey is the context key of a request's trackedConn.
+type connKey struct{}
+
+// withConn is an http.Server.ConnContext that lets a request reach its
+// connection (markAuthenticated).
+func withConn(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*trackedConn); ok {
+		return context.WithValue(ctx, connKey{}, tc)
+	}
+	return ctx
+}
+
+// markAuthenticated trusts the connection of a request that authenticated
+// (handlers.Deps.Authenticated): it is no longer evicted at the cap.
+func markAuthenticated(ctx context.Context) {
+	if tc, ok := ctx.Value(connKey{}).(*trackedConn); ok {
+		tc.trusted.Store(true)
+	}
+}

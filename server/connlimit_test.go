@@ -1,0 +1,91 @@
+package server
+
+import (
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+func TestConnectionsFor(t *testing.T) {
+	for _, tc := range []struct {
+		nofile uint64
+		want   int
+	}{
+		{64, minConnections}, {80, minConnections}, {100, 36}, {256, 192}, {1024, 768}, {20000, maxConnectionsCeiling}, {1 << 20, maxConnectionsCeiling},
+	} {
+		if got := connectionsFor(tc.nofile); got != tc.want {
+			t.Errorf("connectionsFor(%d) = %d, want %d", tc.nofile, got, tc.want)
+		}
+	}
+}
+
+// TestConnLimiter: at the cap the oldest connection that never
+// authenticated is closed for the new one; when all are authenticated the
+// new one is closed instead.
+func TestConnLimiter(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shed []string
+	l := newConnLimiter(inner, 2, func(reason string) { shed = append(shed, reason) })
+	defer l.Close()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	accept := func() *trackedConn {
+		c, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.(*trackedConn)
+	}
+	// closed reports whether c's server side was closed: at once if it was
+	// (the closes happened before), else after a short wait.
+	closed := func(c net.Conn) bool {
+		_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, err := c.Read(make([]byte, 1))
+		return err == io.EOF
+	}
+
+	a, aServer := dial(), accept()
+	b, bServer := dial(), accept()
+	bServer.trusted.Store(true)
+	c := dial()
+	cServer := accept() // a, the oldest untrusted, makes room
+	if !closed(a) || l.Open() != 2 || len(shed) != 1 || shed[0] != "evicted" {
+		t.Fatalf("a closed %v, open %d, shed %v; want a evicted", closed(a), l.Open(), shed)
+	}
+	_ = aServer.Close() // net/http closing the evicted one changes nothing
+	if l.Open() != 2 {
+		t.Fatalf("open %d after closing an evicted connection, want 2", l.Open())
+	}
+	cServer.trusted.Store(true)
+	// d finds only authenticated connections: it is closed, and the
+	// listener waits for the next one.
+	d := dial()
+	next := make(chan *trackedConn)
+	go func() { next <- accept() }()
+	if !closed(d) {
+		t.Fatal("d was not closed with every connection authenticated")
+	}
+	if closed(b) || closed(c) {
+		t.Fatal("an authenticated connection was closed at the cap")
+	}
+	_ = bServer.Close()
+	e := dial()
+	eServer := <-next
+	if l.Open() != 2 {
+		t.Errorf("open %d after b closed and e came, want 2", l.Open())
+	}
+	if shed[len(shed)-1] != "refused" {
+		t.Errorf("shed %v, want a refusal", shed)
+	}
+	_, _ = e, eServer
+}

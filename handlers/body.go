@@ -20,6 +20,11 @@ const (
 
 // BodyLimits are the bounds on reading a request body (zero: the default).
 type BodyLimits struct {
+	// MaxBodyBytes, MaxFieldBytes and MaxParts are DecodeOptions' limits
+	// (RENDERER_MAX_BODY_SIZE, RENDERER_MAX_FIELD_SIZE, RENDERER_MAX_PARTS);
+	// MaxFieldBytes also bounds an NDJSON line.
+	MaxBodyBytes, MaxFieldBytes int64
+	MaxParts                    int
 	// ReadTimeout is the longest wait for the next bytes of a body
 	// (RENDERER_BODY_READ_TIMEOUT): bytes must keep arriving.
 	ReadTimeout time.Duration
@@ -31,6 +36,8 @@ type BodyLimits struct {
 }
 
 func (l BodyLimits) withDefaults() BodyLimits {
+	d := DecodeOptions{MaxBodyBytes: l.MaxBodyBytes, MaxFieldBytes: l.MaxFieldBytes, MaxParts: l.MaxParts}.withDefaults()
+	l.MaxBodyBytes, l.MaxFieldBytes, l.MaxParts = d.MaxBodyBytes, d.MaxFieldBytes, d.MaxParts
 	if l.ReadTimeout <= 0 {
 		l.ReadTimeout = DefaultBodyReadTimeout
 	}

@@ -52,6 +52,10 @@ type Deps struct {
 	Authenticated Authenticator
 	// StreamIdle ends a streamed answer that produces nothing for this long.
 	StreamIdle time.Duration
+	// LineTimeout is the longest wait for the next line of an incremental
+	// render before its EOF; PullIdle is that wait, and the stream's idle
+	// window, in pull mode (zero: the defaults).
+	LineTimeout, PullIdle time.Duration
 }
 
 // Handlers holds the endpoints.
@@ -70,7 +74,8 @@ func New(deps Deps) *Handlers {
 // decodeOptions returns the decoder's options for one request whose body
 // is guarded by body; file parts go to staging (nil: file parts are a 400).
 func (h *Handlers) decodeOptions(body *guardedBody, staging *lazyStaging, checkProtocol bool) DecodeOptions {
-	var opts DecodeOptions // the default limits
+	limits := h.BodyLimits.withDefaults()
+	opts := DecodeOptions{MaxBodyBytes: limits.MaxBodyBytes, MaxFieldBytes: limits.MaxFieldBytes, MaxParts: limits.MaxParts}
 	if staging != nil {
 		opts.Stage = staging.get
 	}

@@ -3,6 +3,7 @@ package handlers
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,10 +26,12 @@ import (
 // MediaTypeNDJSON is the body of an incremental render.
 const MediaTypeNDJSON = "application/x-ndjson"
 
-// Limits of the incremental route (PROTOCOL.md §8).
+// Default windows of the incremental route (PROTOCOL.md §8).
 const (
-	ndjsonLineTimeout = 20 * time.Second  // without a new line, before EOF
-	pullModeIdle      = 300 * time.Second // without a line or output, pull mode
+	// DefaultLineTimeout is the default of RENDERER_INCREMENTAL_LINE_TIMEOUT.
+	DefaultLineTimeout = 20 * time.Second
+	// DefaultPullIdle is the default of RENDERER_PULL_MODE_IDLE_TIMEOUT.
+	DefaultPullIdle = 300 * time.Second
 )
 
 // firstChunk is line 1 of an incremental render, after its prechecks.
@@ -54,7 +57,7 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	}
 	body := h.guardBody(w, r)
 	defer body.release()
-	limits := DecodeOptions{}.withDefaults()
+	limits := h.BodyLimits.withDefaults()
 	lines := newLineReader(http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes), limits.MaxFieldBytes)
 	first, herr := h.firstChunk(ctx, lines, body, entry)
 	if herr != nil {
@@ -84,11 +87,12 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	ctx, span := h.startRender(ctx, entry, first.DependencyBundleIDs, first.RenderingRequest)
 	defer span.End()
 	sink := newHTTPSink(ctx, h.Tracer, w, onStart)
-	idle, lineTimeout := h.StreamIdle, ndjsonLineTimeout
+	idle, lineTimeout := h.StreamIdle, cmp.Or(h.LineTimeout, DefaultLineTimeout)
 	req := &jsvm.Request{Sink: sink, Shared: jsvm.NewSharedContext(), Updates: jsvm.NewUpdates()}
 	var frames *frameWriter
 	if first.Pull {
-		idle, lineTimeout = pullModeIdle, pullModeIdle
+		pullIdle := cmp.Or(h.PullIdle, DefaultPullIdle)
+		idle, lineTimeout = pullIdle, pullIdle
 		frames = newFrameWriter(sinkWriter{sink})
 		sink.out = frames
 		req.Shared.SetHost("pullEnabled", true)

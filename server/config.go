@@ -48,6 +48,19 @@ type Config struct {
 	BodyReadTimeout, AuthTimeout time.Duration
 	// MaxConnections caps the client connections open at once.
 	MaxConnections int
+	// MaxBodySize, MaxFieldSize and MaxParts bound a request body
+	// (PROTOCOL.md §12).
+	MaxBodySize, MaxFieldSize int64
+	MaxParts                  int
+	// MaxHeaderSize bounds a request's header fields, HeaderTimeout the
+	// time to receive them, IdleTimeout a connection without requests.
+	MaxHeaderSize              int64
+	HeaderTimeout, IdleTimeout time.Duration
+	// MaxConcurrentStreams bounds the requests at once on one h2c connection.
+	MaxConcurrentStreams int
+	// IncrementalLineTimeout and PullModeIdleTimeout are the incremental
+	// route's windows (PROTOCOL.md §8).
+	IncrementalLineTimeout, PullModeIdleTimeout time.Duration
 	// MaxConnectionAge closes a client connection gracefully once it is
 	// that old (±10%), at its next answer, so that long-lived h2c
 	// connections rebalance across replicas (0: never).
@@ -268,6 +281,16 @@ var settings = []setting{
 		Value: duration(func(c *Config) *time.Duration { return &c.ShutdownTimeout }, time.Second, positive),
 	},
 	{
+		Name: "RENDERER_INCREMENTAL_LINE_TIMEOUT", Default: "20s",
+		Doc:   "the incremental route: the longest wait for the next NDJSON line before the request's end; past it the render is stopped",
+		Value: duration(func(c *Config) *time.Duration { return &c.IncrementalLineTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_PULL_MODE_IDLE_TIMEOUT", Default: "300s",
+		Doc:   "the incremental route in pull mode: the longest wait for the next line, and for the stream's next output",
+		Value: duration(func(c *Config) *time.Duration { return &c.PullModeIdleTimeout }, time.Second, positive),
+	},
+	{
 		Name: "RENDERER_STREAM_IDLE_TIMEOUT", Default: "20s",
 		Doc:   "a streamed answer that produces nothing for this long is ended abruptly and its runtime released; a stream that keeps producing is never cut",
 		Value: duration(func(c *Config) *time.Duration { return &c.StreamIdleTimeout }, time.Second, positive),
@@ -276,6 +299,41 @@ var settings = []setting{
 		Name: "RENDERER_WRITE_TIMEOUT", Default: "20s",
 		Doc:   "an answer whose client takes none of its bytes for this long (a full socket, a closed h2 flow-control window) is ended: a stream is reset (HTTP/1.1: its connection closed) and the runtime it held is released. An answer that keeps leaving, however slowly, is never cut",
 		Value: duration(func(c *Config) *time.Duration { return &c.WriteTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_MAX_BODY_SIZE", Default: "100MiB",
+		Doc:   "the largest request body, else `413` (PROTOCOL.md §12)",
+		Value: bytesAtLeast(func(c *Config) *int64 { return &c.MaxBodySize }, 1<<10),
+	},
+	{
+		Name: "RENDERER_MAX_FIELD_SIZE", Default: "10MiB",
+		Doc:   "the largest non-file multipart field and incremental NDJSON line, else `413`",
+		Value: bytesAtLeast(func(c *Config) *int64 { return &c.MaxFieldSize }, 1<<10),
+	},
+	{
+		Name: "RENDERER_MAX_PARTS", Default: "1000",
+		Doc:   "the most parts of a multipart body, else `413`",
+		Value: number(func(c *Config) *int { return &c.MaxParts }, 1, 1<<20),
+	},
+	{
+		Name: "RENDERER_MAX_HEADER_SIZE", Default: "64KiB",
+		Doc:   "the largest request header fields (HTTP/1.1: plus 4 KiB of slack; h2c: the header list size), else `431` or a reset stream",
+		Value: bytesAtLeast(func(c *Config) *int64 { return &c.MaxHeaderSize }, 4<<10),
+	},
+	{
+		Name: "RENDERER_HEADER_TIMEOUT", Default: "10s",
+		Doc:   "how long a new connection or request may take to send its headers (and the h2c preface)",
+		Value: duration(func(c *Config) *time.Duration { return &c.HeaderTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_IDLE_TIMEOUT", Default: "2m",
+		Doc:   "a connection with no request in flight is closed after this long (h2c: no open stream)",
+		Value: duration(func(c *Config) *time.Duration { return &c.IdleTimeout }, time.Second, positive),
+	},
+	{
+		Name: "RENDERER_MAX_CONCURRENT_STREAMS", Default: "250",
+		Doc:   "requests at once on one h2c connection (SETTINGS_MAX_CONCURRENT_STREAMS)",
+		Value: number(func(c *Config) *int { return &c.MaxConcurrentStreams }, 1, 1<<16),
 	},
 	{
 		Name: "RENDERER_BODY_READ_TIMEOUT", Default: "10s",

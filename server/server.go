@@ -25,11 +25,9 @@ import (
 )
 
 const (
-	readHeaderTimeout = 10 * time.Second
-	idleTimeout       = 2 * time.Minute
-	sweepEvery        = 5 * time.Minute
-	stagingMaxAge     = 30 * time.Minute
-	memoryGuardEvery  = 100 * time.Millisecond
+	sweepEvery       = 5 * time.Minute
+	stagingMaxAge    = 30 * time.Minute
+	memoryGuardEvery = 100 * time.Millisecond
 	// pruneEvery is how often the bundle cache is measured and pruned to
 	// RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE, besides after every store.
 	pruneEvery = time.Minute
@@ -138,8 +136,13 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Logger:          logger,
 		StreamIdle:      cfg.StreamIdleTimeout,
 		Budget:          budget,
-		BodyLimits:      handlers.BodyLimits{ReadTimeout: cfg.BodyReadTimeout, AuthTimeout: cfg.AuthTimeout},
-		Authenticated:   markAuthenticated,
+		BodyLimits: handlers.BodyLimits{
+			MaxBodyBytes: cfg.MaxBodySize, MaxFieldBytes: cfg.MaxFieldSize, MaxParts: cfg.MaxParts,
+			ReadTimeout: cfg.BodyReadTimeout, AuthTimeout: cfg.AuthTimeout,
+		},
+		LineTimeout:   cfg.IncrementalLineTimeout,
+		PullIdle:      cfg.PullModeIdleTimeout,
+		Authenticated: markAuthenticated,
 	})
 	mw := []func(http.Handler) http.Handler{observe(logger, cfg.LogHTTPLevel, m, tracer), writeDeadlines(cfg.WriteTimeout)}
 	if cfg.MaxConnectionAge > 0 {
@@ -197,11 +200,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.handler,
 		Protocols:         &protocols,
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    1 << 20,
+		ReadHeaderTimeout: s.cfg.HeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    int(s.cfg.MaxHeaderSize),
 		HTTP2: &http.HTTP2Config{
-			MaxConcurrentStreams: 250,
+			MaxConcurrentStreams: s.cfg.MaxConcurrentStreams,
+			// Go's defaults, stated: what a connection buffers of request
+			// bodies its handlers have not read yet (README, Limits).
+			MaxReceiveBufferPerConnection: 1 << 20,
+			MaxReceiveBufferPerStream:     1 << 20,
 			// A connection that takes no bytes at all (its client stopped
 			// reading the socket) is closed, streams and all.
 			WriteByteTimeout: s.cfg.WriteTimeout,

@@ -137,3 +137,50 @@ func TestLimits(t *testing.T) {
 		})
 	})
 }
+
+// TestConfiguredLimits: the body and header bounds follow their variables
+// (RENDERER_MAX_BODY_SIZE, RENDERER_MAX_FIELD_SIZE, RENDERER_MAX_PARTS,
+// RENDERER_MAX_HEADER_SIZE).
+func TestConfiguredLimits(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{
+		"RENDERER_MAX_BODY_SIZE": "64KiB", "RENDERER_MAX_FIELD_SIZE": "16KiB", "RENDERER_MAX_PARTS": "8", "RENDERER_MAX_HEADER_SIZE": "8KiB",
+	})
+	id := newID("s")
+	s.upload(t, map[string]string{id: markerBundle("configured")}, nil)
+	renderPath := "/bundles/" + id + "/render/x"
+	auth := []part{textPart("password", testPassword), textPart("protocolVersion", "2.0.0")}
+	eachTransportSerial(t, func(t *testing.T, tr transport) {
+		s.post(t, tr, renderPath, gemclient.RawJSContentType, strings.NewReader("MARKER"+strings.Repeat(" ", 60<<10)), rawRenderHeaders()).
+			want(t, tr, http.StatusOK, "configured")
+		s.post(t, tr, renderPath, gemclient.RawJSContentType, strings.NewReader("MARKER"+strings.Repeat(" ", 65<<10)), rawRenderHeaders()).
+			want(t, tr, http.StatusRequestEntityTooLarge, "Request body is larger than the limit of 65536 bytes.")
+		ct, body := multipartBody(append(auth, textPart("renderingRequest", "MARKER"+strings.Repeat(" ", 17<<10)))...)
+		s.post(t, tr, renderPath, ct, body, nil).want(t, tr, http.StatusRequestEntityTooLarge, `Multipart field "renderingRequest" is larger than the limit of 16384 bytes.`)
+		parts := append(auth, textPart("renderingRequest", "MARKER"))
+		for len(parts) < 8 {
+			parts = append(parts, textPart("gemVersion", gemVersion))
+		}
+		ct, body = multipartBody(parts...)
+		s.post(t, tr, renderPath, ct, body, nil).want(t, tr, http.StatusOK, "configured")
+		ct, body = multipartBody(append(parts, textPart("gemVersion", gemVersion))...)
+		s.post(t, tr, renderPath, ct, body, nil).want(t, tr, http.StatusRequestEntityTooLarge, "Too many multipart parts: the limit is 8.")
+		big := rawRenderHeaders()
+		big.Set("X-Padding", strings.Repeat("p", 16<<10))
+		req, err := http.NewRequest(http.MethodPost, s.url+renderPath, strings.NewReader("MARKER"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = big
+		req.Header.Set("Content-Type", gemclient.RawJSContentType)
+		resp, err := s.http(tr).Do(req.WithContext(ctx(t)))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+				t.Errorf("16 KiB header field over an 8 KiB limit: status %d, want 431", resp.StatusCode)
+			}
+		} else if !tr.h2c {
+			t.Errorf("16 KiB header field over HTTP/1.1: %v, want a 431", err)
+		} // h2c: the client refuses to send a header list over the server's SETTINGS
+	})
+}

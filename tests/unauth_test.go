@@ -251,7 +251,9 @@ const maxEcho = 1000
 // malformed multipart header line, and a 100 KB bundle id.
 func TestErrorAnswersEchoLittle(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, nil)
+	// Header fields of 100-500 KB pass RENDERER_MAX_HEADER_SIZE here, so that
+	// their echo is what is tested.
+	s := startServer(t, map[string]string{"RENDERER_MAX_HEADER_SIZE": "1MiB"})
 	var jsonBody, formBody strings.Builder
 	jsonBody.WriteString("{")
 	for i := range 100000 {

@@ -17,6 +17,7 @@ package jsvm
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -51,6 +52,36 @@ type Options struct {
 	// os.Environ returns it), the source of process.env in the
 	// Node-compatible environment (ProcessEnv); nil is an empty one.
 	Environ []string
+	// Node configures the node engine; the others ignore it.
+	Node NodeOptions
+	// Logger receives what an engine does outside any render (the node
+	// engine's processes replaced); nil discards it.
+	Logger *slog.Logger
+}
+
+// NodeOptions configure the node engine (RENDERER_JS_ENGINE=node), whose
+// renders run in Node.js processes it starts and supervises.
+type NodeOptions struct {
+	// Path is the Node.js executable (RENDERER_NODE_PATH); "" looks for
+	// node on PATH.
+	Path string
+	// Processes is how many Node.js processes run (RENDERER_WORKERS_COUNT),
+	// shared by every bundle: at most that many renders run at once.
+	Processes int
+	// HeapLimit is each process's V8 heap limit in bytes
+	// (RENDERER_NODE_HEAP_LIMIT, --max-old-space-size); 0 is V8's default.
+	HeapLimit int64
+	// ReadRoots are the directories the processes may read besides their
+	// program (Node's permission model): the bundle cache. A bundle's own
+	// fs is further confined to its directory.
+	ReadRoots []string
+	// MaxRenders replaces a process after that many renders
+	// (RENDERER_MAX_RENDERS_PER_RUNTIME; 0: never).
+	MaxRenders int
+	// RestartInterval replaces every process that often, one at a time
+	// RestartDelay apart (RENDERER_ALL_WORKERS_RESTART_INTERVAL and
+	// RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS; 0: never).
+	RestartInterval, RestartDelay time.Duration
 }
 
 // DefaultMemoryLimit is the per-runtime memory limit of engines that allocate
@@ -94,7 +125,7 @@ func (o Options) ProcessEnv() [][2]string {
 // concurrent use; the runtimes it makes are not.
 type Engine interface {
 	// Name is the engine's name as reported in /info and logs ("goja",
-	// "quickjs").
+	// "quickjs", "node").
 	Name() string
 	// Compile parses a bundle once; the Program may be loaded by many runtimes
 	// on different goroutines. name is the bundle id, used in stack traces;
@@ -136,6 +167,46 @@ type Runtime interface {
 	// Close releases the runtime. It may be called once, on the goroutine
 	// that used the runtime, also while nothing else uses it.
 	Close()
+}
+
+// Reserver is implemented by runtimes that run on executors shared with
+// other bundles' runtimes (the node engine's processes, each of which runs
+// one render at a time whatever its bundle). Reserve waits until an
+// executor is free for the runtime's next Eval; Unreserve gives it back.
+// The pools call them around each lease of a render's entry runtime,
+// within the queue timeout, so that waiting for a shared executor is
+// queueing (answered 503 when it lasts too long), not rendering. An Eval
+// without a reservation reserves by itself.
+type Reserver interface {
+	Reserve(ctx context.Context) error
+	Unreserve()
+}
+
+// ProgramCloser is implemented by programs that hold resources outside
+// their runtimes (the node engine's processes keep a bundle's context
+// until no runtime of it is left): the pools call Close when they let go
+// of the bundle (eviction, shutdown).
+type ProgramCloser interface {
+	Close()
+}
+
+// ProcessReporter is implemented by engines that run renders in processes
+// of their own (node), for metrics: it may be called at any time.
+type ProcessReporter interface {
+	// Processes are the processes running now.
+	Processes() []ProcessStats
+	// ProcessRestarts counts the processes replaced so far, by reason.
+	ProcessRestarts() map[string]uint64
+}
+
+// ProcessStats is one engine process.
+type ProcessStats struct {
+	Slot    int   // its place among the engine's processes, 0 to n-1
+	PID     int   // its operating-system process id
+	RSS     int64 // resident memory in bytes (0 where unknown)
+	Renders int   // renders it ran
+	Bundles int   // bundles loaded in it
+	Busy    bool  // running a render or a load now
 }
 
 // MemoryReporter is implemented by runtimes whose engine allocates outside

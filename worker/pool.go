@@ -315,6 +315,10 @@ func (pl *pool) startGeneration() {
 // are no longer held.
 func (pl *pool) drain(timeout time.Duration) {
 	defer pl.unhold()
+	if c, ok := pl.program.(jsvm.ProgramCloser); ok {
+		// The engine lets go of the bundle once its last runtime closes.
+		c.Close()
+	}
 	pl.mu.Lock()
 	pl.retired = true
 	idle := pl.idle

@@ -174,7 +174,7 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 	if len(ids) > p.cfg.MaxBundles {
 		return jsvm.Result{}, &TooManyBundlesError{Max: p.cfg.MaxBundles}
 	}
-	l, err := p.acquire(ctx, ids)
+	l, err := p.acquire(ctx, ids, entry)
 	if err != nil {
 		return jsvm.Result{}, err
 	}
@@ -304,6 +304,9 @@ func bundleSet(entry string, deps []string) []string {
 type lease struct {
 	entries map[string]*entry
 	pools   map[string]*pool
+	// reserved is the entry runtime's executor reservation (jsvm.Reserver),
+	// nil for engines whose runtimes run by themselves.
+	reserved jsvm.Reserver
 }
 
 func (l *lease) release() { l.releaseAs("broken") }
@@ -311,13 +314,23 @@ func (l *lease) release() { l.releaseAs("broken") }
 // releaseAs releases the lease; a broken runtime is replaced and counted
 // with reason brokenReason.
 func (l *lease) releaseAs(brokenReason string) {
+	if l.reserved != nil {
+		l.reserved.Unreserve()
+	}
 	for id, e := range l.entries {
 		l.pools[id].release(e, brokenReason)
 	}
 }
 
-// abandon gives up every runtime of the lease (see pool.abandon).
+// abandon gives up every runtime of the lease (see pool.abandon); the
+// executor reservation is given back once the render's goroutine returns.
 func (l *lease) abandon(finished <-chan struct{}) {
+	if l.reserved != nil {
+		go func() {
+			<-finished
+			l.reserved.Unreserve()
+		}()
+	}
 	for id, e := range l.entries {
 		l.pools[id].abandon(e, finished)
 	}
@@ -334,11 +347,13 @@ func (l *lease) setStop(stop context.CancelCauseFunc) map[string]jsvm.Runtime {
 	return runtimes
 }
 
-// acquire leases one runtime of every bundle of ids, in order, within the
-// queue timeout. The bundles are loaded first: the queue timeout bounds the
-// wait for a free runtime, not a cold bundle's load (which would otherwise
-// use it up and turn the first render of a large bundle into a 503).
-func (p *Pools) acquire(ctx context.Context, ids []string) (*lease, error) {
+// acquire leases one runtime of every bundle of ids, in order, then the
+// entry runtime's (entryID's) executor if its engine shares them (jsvm.Reserver), all
+// within the queue timeout. The bundles are loaded first: the queue timeout
+// bounds the wait for a free runtime, not a cold bundle's load (which would
+// otherwise use it up and turn the first render of a large bundle into a
+// 503).
+func (p *Pools) acquire(ctx context.Context, ids []string, entryID string) (*lease, error) {
 	pools := make([]*pool, len(ids))
 	for i, id := range ids {
 		pl, err := p.pool(ctx, id)
@@ -368,6 +383,16 @@ func (p *Pools) acquire(ctx context.Context, ids []string) (*lease, error) {
 		}
 		l.entries[id] = e
 		l.pools[id] = pl
+	}
+	if r, ok := l.entries[entryID].rt.(jsvm.Reserver); ok {
+		if err := r.Reserve(waitCtx); err != nil {
+			l.release()
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				return nil, ErrQueueTimeout
+			}
+			return nil, err
+		}
+		l.reserved = r
 	}
 	p.cfg.Observer.QueueWait(time.Since(started))
 	return l, nil

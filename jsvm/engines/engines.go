@@ -10,11 +10,12 @@ import (
 
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/gojaengine"
+	"github.com/gorender/gorender/jsvm/nodeengine"
 	"github.com/gorender/gorender/jsvm/quickjsengine"
 )
 
 // Names are the engines New accepts, the default first.
-var Names = []string{"goja", "quickjs"}
+var Names = []string{"goja", "quickjs", "node"}
 
 // Default is the engine of an empty name.
 const Default = "goja"
@@ -31,6 +32,8 @@ func New(name string, opts jsvm.Options) (jsvm.Engine, error) {
 		e, err = gojaengine.New(opts)
 	case quickjsengine.Name:
 		e, err = quickjsengine.New(opts)
+	case nodeengine.Name:
+		e, err = nodeengine.New(opts)
 	default:
 		return nil, fmt.Errorf("unknown JavaScript engine %q (supported: %s)", name, strings.Join(Names, ", "))
 	}

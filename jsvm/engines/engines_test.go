@@ -20,5 +20,8 @@ func TestUnknownEngineAndSupportModules(t *testing.T) {
 		if want := cmp.Or(name, Default); e.Name() != want {
 			t.Fatalf("New(%q).Name() = %q", name, e.Name())
 		}
+		if c, ok := e.(interface{ Close() }); ok {
+			c.Close() // the node engine's processes
+		}
 	}
 }

@@ -1,0 +1,651 @@
+// Package nodeengine is gorender's node engine (RENDERER_JS_ENGINE=node):
+// renders run in Node.js processes that gorender starts and supervises,
+// each running the executor program embedded here (executor.js) and
+// talking to gorender in frames over two pipes (frame.go).
+//
+// Processes are shared across bundles, as the Node renderer's workers are:
+// Config.Processes processes (RENDERER_WORKERS_COUNT), each holding a vm
+// context per bundle it has loaded. A process runs one render at a time,
+// so a render can be stopped by killing its process without touching any
+// other. The runtimes worker pools per bundle are leases: a runtime of a
+// bundle holds no process until it is reserved for a render
+// (jsvm.Reserver), which the pools do within the queue timeout.
+package nodeengine
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+//go:embed executor.js
+var executorSource string
+
+// config is what the engine runs with: jsvm.Options's, flattened.
+type config struct {
+	NodePath                      string
+	Processes                     int
+	HeapLimit                     int64
+	ReadRoots                     []string
+	MaxRendersPerProcess          int
+	RestartInterval, RestartDelay time.Duration
+	// The environment, as for the other engines.
+	StubTimers, SupportModules, ReplayAsyncLogs bool
+	// Environ is the processes' environment (jsvm.Options.ProcessEnv: no
+	// RENDERER_PASSWORD).
+	Environ []string
+	Logger  *slog.Logger
+}
+
+// realTimers is the timer rule every engine follows (jsvm.Options.RealTimers).
+func (c config) realTimers() bool { return c.SupportModules || !c.StubTimers }
+
+// Engine runs renders in supervised Node.js processes.
+type Engine struct {
+	cfg      config
+	log      *slog.Logger
+	node     nodeBinary
+	dir      string // holds executor.js; removed by Close
+	executor string
+	childEnv []string
+
+	nextRender atomic.Uint64
+	nextKey    atomic.Uint64
+
+	mu      sync.Mutex
+	closed  bool
+	procs   []*proc // by slot; nil while a slot's process starts
+	idle    []*proc
+	waiters []*waiter
+	// slotPrograms are the programs the slot's last process had loaded:
+	// its replacement loads them before it takes work.
+	slotPrograms [][]*program
+	restarts     map[string]uint64 // processes replaced, by reason
+	supervisors  sync.WaitGroup
+	done         chan struct{} // closed by Close
+	spawned      atomic.Int64  // processes started, for tests and logs
+}
+
+// Name is the engine's name (RENDERER_JS_ENGINE=node).
+const Name = "node"
+
+// New makes the node engine of opts (opts.Node, the environment, the
+// logger): see start.
+func New(opts jsvm.Options) (*Engine, error) {
+	env := make([]string, 0, len(opts.Environ)+1)
+	for _, kv := range opts.ProcessEnv() {
+		env = append(env, kv[0]+"="+kv[1])
+	}
+	return start(config{
+		NodePath:             opts.Node.Path,
+		Processes:            opts.Node.Processes,
+		HeapLimit:            opts.Node.HeapLimit,
+		ReadRoots:            opts.Node.ReadRoots,
+		MaxRendersPerProcess: opts.Node.MaxRenders,
+		RestartInterval:      opts.Node.RestartInterval,
+		RestartDelay:         opts.Node.RestartDelay,
+		StubTimers:           opts.StubTimers,
+		SupportModules:       opts.SupportModules,
+		ReplayAsyncLogs:      opts.ReplayAsyncLogs,
+		Environ:              env,
+		Logger:               opts.Logger,
+	})
+}
+
+// start finds Node.js, writes the executor, starts the processes and waits
+// until each has started or failed once: a Node.js that cannot run the
+// executor fails gorender's start, not its first render, and the first
+// bundles load into every process. Slots whose start failed keep retrying.
+func start(cfg config) (*Engine, error) {
+	if cfg.Processes < 1 {
+		cfg.Processes = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	node, err := findNode(cfg.NodePath)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "gorender-node-")
+	if err != nil {
+		return nil, fmt.Errorf("node engine: %w", err)
+	}
+	executor := filepath.Join(dir, "executor.js")
+	if err := os.WriteFile(executor, []byte(executorSource), 0o400); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("node engine: write the executor: %w", err)
+	}
+	e := &Engine{
+		cfg:          cfg,
+		log:          cfg.Logger,
+		node:         node,
+		dir:          dir,
+		executor:     executor,
+		childEnv:     childEnv(cfg.Environ),
+		procs:        make([]*proc, cfg.Processes),
+		slotPrograms: make([][]*program, cfg.Processes),
+		restarts:     make(map[string]uint64),
+		done:         make(chan struct{}),
+	}
+	first := make(chan error, cfg.Processes)
+	for slot := range cfg.Processes {
+		e.supervisors.Add(1)
+		go e.supervise(slot, first)
+	}
+	if cfg.RestartInterval > 0 {
+		e.supervisors.Add(1)
+		go e.restartOnSchedule()
+	}
+	var errs []error
+	for range cfg.Processes {
+		if err := <-first; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == cfg.Processes {
+		e.Close()
+		return nil, fmt.Errorf("node engine: no process started: %w", errors.Join(errs...))
+	}
+	e.log.Info("node engine started", "node", node.path, "node_version", node.version, "processes", cfg.Processes,
+		"failed_to_start", len(errs), "heap_limit_mib", e.heapLimitMiB(), "read_roots", cfg.ReadRoots)
+	return e, nil
+}
+
+// childEnv is the executors' environment: gorender's as bundles may see it
+// (jsvm.Options.ProcessEnv: no RENDERER_PASSWORD, not even for code that
+// escapes its vm context), and without NODE_OPTIONS (which could lift the
+// permission model).
+func childEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "RENDERER_PASSWORD" || k == "NODE_OPTIONS" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func (e *Engine) heapLimitMiB() int { return int(e.cfg.HeapLimit >> 20) }
+
+// Name implements jsvm.Engine.
+func (e *Engine) Name() string { return Name }
+
+// supervise keeps the slot's process running until Close: it starts one,
+// offers it for work, and when it exits starts the next. first receives the
+// outcome of the slot's first start.
+func (e *Engine) supervise(slot int, first chan<- error) {
+	defer e.supervisors.Done()
+	reported := false
+	backoff := 100 * time.Millisecond
+	for {
+		if e.isClosed() {
+			if !reported {
+				first <- errors.New("the engine closed")
+			}
+			return
+		}
+		p, err := e.startProc(slot)
+		if err == nil {
+			e.spawned.Add(1)
+			// Busy until offered: Close can kill it while it loads its
+			// bundles back, and Processes lists it.
+			p.busy = true
+			e.mu.Lock()
+			e.procs[slot] = p
+			closed := e.closed
+			e.mu.Unlock()
+			if closed {
+				p.kill(reasonShutdown)
+			}
+			err = e.restore(p)
+			if err != nil {
+				// Its slot keeps the bundles to load back.
+				p.kill(reasonStart)
+				<-p.exited
+				e.mu.Lock()
+				if e.procs[slot] == p {
+					e.procs[slot] = nil
+				}
+				e.mu.Unlock()
+			}
+		}
+		if !reported {
+			first <- err
+			reported = true
+		}
+		if errors.Is(err, errClosed) {
+			return
+		}
+		if err != nil {
+			e.log.Error("node process failed to start", "node_process", slot, "err", err, "retry_in", backoff)
+			select {
+			case <-e.done:
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+			continue
+		}
+		e.offer(p)
+		select {
+		case <-p.exited:
+		case <-e.done:
+			p.kill(reasonShutdown)
+			<-p.exited
+			return
+		}
+		// Its pipe ends with it: what it sent last (a malformed frame) is
+		// read before its death is classified.
+		<-p.readDone
+		e.retireProc(p)
+		if time.Since(p.started) > 10*time.Second {
+			backoff = 100 * time.Millisecond
+		}
+		reason := p.exitReason()
+		if reason == reasonShutdown {
+			return
+		}
+		e.mu.Lock()
+		e.restarts[reason]++
+		renders := p.renders
+		e.mu.Unlock()
+		log := e.log.Info
+		if reason == reasonCrash || reason == reasonOOM {
+			log = e.log.Warn
+		}
+		log("node process replaced", "node_process", slot, "pid", p.pid, "reason", reason, "exit", exitDescription(p.state), "renders", renders)
+	}
+}
+
+func (e *Engine) isClosed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
+}
+
+// restore loads into a slot's new process the programs its predecessor had,
+// so that the renders it takes next do not pay for loading them.
+func (e *Engine) restore(p *proc) error {
+	e.mu.Lock()
+	want := slices.Clone(e.slotPrograms[p.slot])
+	e.mu.Unlock()
+	for _, prg := range want {
+		if !prg.live() {
+			continue
+		}
+		if p.dead.Load() {
+			return fmt.Errorf("node process %d died while loading its bundles back", p.pid)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), loadLimit)
+		err := e.loadInto(ctx, p, prg)
+		cancel()
+		if err != nil {
+			if p.dead.Load() {
+				return fmt.Errorf("node process %d died while loading its bundles back: %w", p.pid, err)
+			}
+			e.log.Warn("bundle failed to load into a replaced node process; it loads on first use", "node_process", p.slot, "bundle", prg.name, "err", err)
+		}
+	}
+	return nil
+}
+
+// offer makes a started process available.
+func (e *Engine) offer(p *proc) { e.release(p) }
+
+// retireProc forgets a process that exited, remembering its programs for
+// its replacement.
+func (e *Engine) retireProc(p *proc) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.procs[p.slot] == p {
+		e.procs[p.slot] = nil
+	}
+	e.idle = slices.DeleteFunc(e.idle, func(q *proc) bool { return q == p })
+	var progs []*program
+	for prg := range p.loaded {
+		progs = append(progs, prg)
+	}
+	slices.SortFunc(progs, func(a, b *program) int { return strings.Compare(a.key, b.key) })
+	e.slotPrograms[p.slot] = progs
+}
+
+// waiter is a reservation waiting for a process.
+type waiter struct {
+	ch   chan *proc
+	want *program
+}
+
+// errClosed is a reservation after Close.
+var errClosed = errors.New("node engine closed")
+
+// reserve waits for an idle process, preferring one that has want loaded,
+// until ctx ends. The process is the caller's until release.
+func (e *Engine) reserve(ctx context.Context, want *program) (*proc, error) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errClosed
+	}
+	if p := e.takeIdleLocked(want); p != nil {
+		e.mu.Unlock()
+		return p, nil
+	}
+	w := &waiter{ch: make(chan *proc, 1), want: want}
+	e.waiters = append(e.waiters, w)
+	e.mu.Unlock()
+	select {
+	case p := <-w.ch:
+		if p == nil {
+			return nil, errClosed
+		}
+		return p, nil
+	case <-ctx.Done():
+		e.mu.Lock()
+		if i := slices.Index(e.waiters, w); i >= 0 {
+			e.waiters = slices.Delete(e.waiters, i, i+1)
+			e.mu.Unlock()
+			return nil, ctx.Err()
+		}
+		e.mu.Unlock()
+		if p := <-w.ch; p != nil {
+			e.release(p)
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// takeIdleLocked takes an idle process, one with want loaded if any.
+func (e *Engine) takeIdleLocked(want *program) *proc {
+	if len(e.idle) == 0 {
+		return nil
+	}
+	i := len(e.idle) - 1
+	if want != nil {
+		if j := slices.IndexFunc(e.idle, func(p *proc) bool { return p.loaded[want] }); j >= 0 {
+			i = j
+		}
+	}
+	p := e.idle[i]
+	e.idle = slices.Delete(e.idle, i, i+1)
+	p.busy = true
+	return p
+}
+
+// tryReserveLacking takes an idle process that does not have prg loaded,
+// without waiting; nil if none.
+func (e *Engine) tryReserveLacking(prg *program) *proc {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	i := slices.IndexFunc(e.idle, func(p *proc) bool { return !p.loaded[prg] })
+	if i < 0 {
+		return nil
+	}
+	p := e.idle[i]
+	e.idle = slices.Delete(e.idle, i, i+1)
+	p.busy = true
+	return p
+}
+
+// release gives a reserved process back: to the first waiter, else to the
+// idle set. A dead process is dropped (its supervisor replaces it); one due
+// for recycling is stopped.
+func (e *Engine) release(p *proc) {
+	e.unloadUnused(p)
+	e.mu.Lock()
+	p.busy = false
+	if p.dead.Load() || e.closed {
+		e.mu.Unlock()
+		return
+	}
+	if p.retire {
+		e.mu.Unlock()
+		p.stop(reasonRecycled)
+		return
+	}
+	if len(e.waiters) > 0 {
+		w := e.waiters[0]
+		e.waiters = e.waiters[1:]
+		p.busy = true
+		e.mu.Unlock()
+		w.ch <- p
+		return
+	}
+	e.idle = append(e.idle, p)
+	e.mu.Unlock()
+}
+
+// restartOnSchedule replaces every process each RestartInterval, one at a
+// time RestartDelay apart: an idle one at once, a busy one when its render
+// ends. Its replacement starts with the bundles it had.
+func (e *Engine) restartOnSchedule() {
+	defer e.supervisors.Done()
+	ticker := time.NewTicker(e.cfg.RestartInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-e.done:
+			return
+		case <-ticker.C:
+		}
+		for slot := range e.cfg.Processes {
+			e.mu.Lock()
+			p := e.procs[slot]
+			stopNow := false
+			if p != nil && !p.dead.Load() && !p.retire {
+				p.retire = true
+				if !p.busy {
+					e.idle = slices.DeleteFunc(e.idle, func(q *proc) bool { return q == p })
+					stopNow = true
+				}
+			}
+			e.mu.Unlock()
+			if stopNow {
+				p.stop(reasonRecycled)
+			}
+			select {
+			case <-e.done:
+				return
+			case <-time.After(e.cfg.RestartDelay):
+			}
+		}
+	}
+}
+
+// rendered counts a render on p and marks it for recycling once it ran
+// MaxRendersPerProcess.
+func (e *Engine) rendered(p *proc) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p.renders++
+	if n := e.cfg.MaxRendersPerProcess; n > 0 && p.renders >= n && !p.retire {
+		p.retire = true
+		e.log.Info("node process recycled", "node_process", p.slot, "pid", p.pid, "renders", p.renders)
+	}
+}
+
+// Close stops every process (killing any still busy) and waits until they
+// are reaped: gorender leaves no process behind.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.closed = true
+	close(e.done)
+	waiters := e.waiters
+	e.waiters = nil
+	e.idle = nil
+	e.mu.Unlock()
+	for _, w := range waiters {
+		w.ch <- nil
+	}
+	e.mu.Lock()
+	procs := slices.Clone(e.procs)
+	e.mu.Unlock()
+	for _, p := range procs {
+		if p != nil {
+			p.kill(reasonShutdown)
+		}
+	}
+	e.supervisors.Wait()
+	os.RemoveAll(e.dir)
+}
+
+// Processes implements jsvm.ProcessReporter: the processes running now.
+func (e *Engine) Processes() []jsvm.ProcessStats {
+	e.mu.Lock()
+	var out []jsvm.ProcessStats
+	var procs []*proc
+	for _, p := range e.procs {
+		if p != nil && !p.dead.Load() {
+			procs = append(procs, p)
+			out = append(out, jsvm.ProcessStats{Slot: p.slot, PID: p.pid, Renders: p.renders, Bundles: len(p.loaded), Busy: p.busy})
+		}
+	}
+	e.mu.Unlock()
+	for i, p := range procs {
+		out[i].RSS = p.rss()
+	}
+	return out
+}
+
+// ProcessRestarts implements jsvm.ProcessReporter: processes replaced so
+// far, by reason.
+func (e *Engine) ProcessRestarts() map[string]uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.restarts)
+}
+
+// ---- Programs --------------------------------------------------------------
+
+// program is a bundle the engine knows: its source (each process evaluates
+// it in a fresh context when it first needs it) and who uses it.
+type program struct {
+	key    string // unique per Compile: a bundle compiled again is another program
+	name   string
+	file   string // the file name stack traces and __filename show
+	dir    string // the bundle's directory (fs, require), "" when not on disk
+	source []byte
+
+	mu     sync.Mutex
+	refs   int  // runtimes that loaded it
+	closed bool // the pools let go of it (jsvm: Program.Close)
+}
+
+func (prg *program) Name() string { return prg.name }
+
+func (prg *program) live() bool {
+	prg.mu.Lock()
+	defer prg.mu.Unlock()
+	return !prg.closed || prg.refs > 0
+}
+
+// Compile implements jsvm.Engine. The bundle is only parsed by V8 when a
+// process loads it: a syntax error fails the load.
+func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
+	prg := &program{key: fmt.Sprintf("p%d", e.nextKey.Add(1)), name: name, file: name + ".js", source: []byte(source)}
+	if e.cfg.SupportModules && path != "" {
+		if abs, err := filepath.Abs(path); err == nil {
+			prg.file, prg.dir = abs, filepath.Dir(abs)
+		}
+	}
+	return prg, nil
+}
+
+// Close implements the pools' release of a program: once its last runtime
+// closes, every process unloads it.
+func (prg *program) Close() {
+	prg.mu.Lock()
+	prg.closed = true
+	prg.mu.Unlock()
+}
+
+// loadLimit bounds loading one bundle into one process, whatever the
+// caller's deadline: a bundle that never finishes evaluating kills the
+// process, not the engine.
+const loadLimit = 60 * time.Second
+
+// loadInto evaluates prg in p unless p has it; p is reserved by the caller.
+// A load that does not finish by ctx's end kills the process.
+func (e *Engine) loadInto(ctx context.Context, p *proc, prg *program) error {
+	e.mu.Lock()
+	has := p.loaded[prg]
+	e.mu.Unlock()
+	if has {
+		return nil
+	}
+	if err := p.send(&header{T: "load", B: prg.key, Name: prg.name, File: prg.file, Dir: prg.dir}, prg.source); err != nil {
+		return fmt.Errorf("load bundle %s: %w", prg.name, p.death())
+	}
+	for {
+		select {
+		case f, ok := <-p.frames:
+			if !ok {
+				return fmt.Errorf("load bundle %s: %w", prg.name, p.death())
+			}
+			if f.h.B != prg.key {
+				continue
+			}
+			switch f.h.T {
+			case "loaded":
+				e.mu.Lock()
+				p.loaded[prg] = true
+				e.mu.Unlock()
+				return nil
+			case "loadFailed":
+				return fmt.Errorf("load bundle %s: %s\n%s", prg.name, f.h.Message, f.h.Stack)
+			}
+		case <-ctx.Done():
+			p.kill(reasonLoadDeadline)
+			return fmt.Errorf("load bundle %s: interrupted: %w", prg.name, ctx.Err())
+		}
+	}
+}
+
+// unloadIdle drops the programs nothing uses any more from the idle
+// processes now (busy ones drop them when released).
+func (e *Engine) unloadIdle() {
+	e.mu.Lock()
+	idle := e.idle
+	e.idle = nil
+	for _, p := range idle {
+		p.busy = true
+	}
+	e.mu.Unlock()
+	for _, p := range idle {
+		e.release(p) // unloads, then hands p to a waiter or back to idle
+	}
+}
+
+// unloadUnused drops from p the programs nothing uses any more.
+func (e *Engine) unloadUnused(p *proc) {
+	e.mu.Lock()
+	var gone []*program
+	for prg := range p.loaded {
+		if !prg.live() {
+			gone = append(gone, prg)
+			delete(p.loaded, prg)
+		}
+	}
+	e.mu.Unlock()
+	for _, prg := range gone {
+		_ = p.send(&header{T: "unload", B: prg.key}, nil)
+	}
+}

@@ -1,0 +1,230 @@
+package nodeengine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+func TestMain(m *testing.M) {
+	// The secret is in gorender's environment, as in production: no
+	// executor may see it.
+	os.Setenv("RENDERER_PASSWORD", "do-not-leak")
+	os.Exit(m.Run())
+}
+
+// testdata is the end-to-end fixtures' directory: bundles built from npm
+// packages, requests and Node's goldens.
+var testdata = func() string {
+	p, err := filepath.Abs(filepath.Join("..", "..", "tests", "testdata"))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+// testEnviron is the processes' environment as gorender gives it: the
+// test's own (with its RENDERER_PASSWORD) through jsvm.Options.ProcessEnv.
+func testEnviron() []string {
+	var env []string
+	for _, kv := range (jsvm.Options{Environ: os.Environ()}).ProcessEnv() {
+		env = append(env, kv[0]+"="+kv[1])
+	}
+	return env
+}
+
+// logBuffer collects an engine's log lines for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newEngine starts an engine for a test with cfg's non-zero fields over
+// test defaults (one process, stub timers off, the fixtures readable); it
+// is closed at the test's end, and its log is shown if the test failed.
+func newEngine(t testing.TB, cfg config) (*Engine, *logBuffer) {
+	t.Helper()
+	logs := &logBuffer{}
+	if cfg.Environ == nil {
+		cfg.Environ = testEnviron()
+	}
+	if cfg.Processes == 0 {
+		cfg.Processes = 1
+	}
+	cfg.ReadRoots = append(cfg.ReadRoots, testdata, os.TempDir())
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e, err := start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.Close()
+		if t.Failed() {
+			t.Logf("engine log:\n%s", logs)
+		}
+	})
+	return e, logs
+}
+
+// load compiles src as bundle name (path: where it lives, "" for none) and
+// loads it into a new runtime.
+func load(t testing.TB, e *Engine, name, path, src string) jsvm.Runtime {
+	t.Helper()
+	p, err := e.Compile(name, path, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := e.NewRuntime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rt.Load(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// eval renders code on rt with a 20 s deadline, rt alone in the request's
+// bundle set under name.
+func eval(t testing.TB, rt jsvm.Runtime, name, code string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := rt.Eval(ctx, code, jsvm.NewRequest(map[string]jsvm.Runtime{name: rt}))
+	return res.Body, err
+}
+
+func mustEval(t testing.TB, rt jsvm.Runtime, name, code string) string {
+	t.Helper()
+	got, err := eval(t, rt, name, code)
+	if err != nil {
+		t.Fatalf("%s: %v", code, err)
+	}
+	return got
+}
+
+func renderErr(t testing.TB, err error) *jsvm.RenderError {
+	t.Helper()
+	var re *jsvm.RenderError
+	if !errors.As(err, &re) {
+		t.Fatalf("error = %v, want *jsvm.RenderError", err)
+	}
+	return re
+}
+
+// escape is JavaScript that leaves a bundle's vm context for the executor's
+// own realm (vm is not a security boundary: the process is): it evaluates
+// to the executor's process object. Only during a render, where
+// runOnOtherBundle is a function of the executor.
+const escape = `runOnOtherBundle.constructor('return process')()`
+
+func TestResults(t *testing.T) {
+	e, _ := newEngine(t, config{StubTimers: true})
+	rt := load(t, e, "b1", "", `var renders = 0;
+function greet(name) { renders++; console.log('hi %s', name); return '<p>' + name + ' ' + renders + '</p>'; }`)
+	for _, tc := range []struct {
+		name, code, want string
+		kind             jsvm.ErrorKind
+		wantErr          string
+	}{
+		{name: "string verbatim", code: `greet("a")`, want: "<p>a 1</p>"},
+		{name: "module state persists", code: `greet("b")`, want: "<p>b 2</p>"},
+		{name: "object stringified", code: `({a: 1, b: [true, null]})`, want: `{"a":1,"b":[true,null]}`},
+		{name: "resolved promise", code: `Promise.resolve('<i>x</i>')`, want: "<i>x</i>"},
+		{name: "async function", code: `(async () => ({x: await Promise.resolve(1)}))()`, want: `{"x":1}`},
+		{name: "thenable", code: `({then(res) { res('t') }})`, want: "t"},
+		{name: "console history", code: `console.log('x'); console.warn(1); JSON.stringify(console.history)`,
+			want: `[{"level":"log","arguments":["[SERVER] x"]},{"level":"warn","arguments":[1]}]`},
+		{name: "non-ASCII", code: `'é😀\u2028'`, want: "é😀\u2028"},
+		{name: "undefined", code: `undefined`, kind: jsvm.KindNilResult, wantErr: "INVALID NIL or NULL result for rendering"},
+		{name: "null promise", code: `Promise.resolve(null)`, kind: jsvm.KindNilResult, wantErr: "INVALID NIL or NULL result for rendering"},
+		{name: "throw", code: `throw new TypeError('boom')`, kind: jsvm.KindJS, wantErr: "EXCEPTION MESSAGE:\nboom\n\nSTACK:\nTypeError: boom\n    at renderingRequest:1:7\n"},
+		{name: "rejected", code: `Promise.reject(new Error('nope'))`, kind: jsvm.KindJS, wantErr: "EXCEPTION MESSAGE:\nnope"},
+		{name: "syntax error", code: `(function( {`, kind: jsvm.KindJS, wantErr: "SyntaxError"},
+		{name: "pending promise", code: `new Promise(() => {})`, kind: jsvm.KindJS, wantErr: "never settled: timers are stubbed"},
+		{name: "stream without sink", code: `({pipe() {}, read() {}})`, kind: jsvm.KindUnsupported, wantErr: "returned a stream where a buffered answer was expected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := eval(t, rt, "b1", tc.code)
+			if tc.wantErr == "" {
+				if err != nil || got != tc.want {
+					t.Fatalf("got %q %v, want %q", got, err, tc.want)
+				}
+				return
+			}
+			re := renderErr(t, err)
+			if re.Kind != tc.kind || !strings.Contains(re.Text, tc.wantErr) {
+				t.Fatalf("error %v %q, want %v containing %q", re.Kind, re.Text, tc.kind, tc.wantErr)
+			}
+		})
+	}
+	if rt.Broken() {
+		t.Fatal("runtime broken by ordinary errors")
+	}
+	// The executor's own frames are not part of a stack.
+	_, err := eval(t, rt, "b1", `throw new Error('where')`)
+	if text := renderErr(t, err).Text; strings.Contains(text, "executor.js") || strings.Contains(text, "node:vm") {
+		t.Fatalf("stack shows the executor: %s", text)
+	}
+}
+
+// TestSharedContextAndRunOnOtherBundle: the request's shared context is
+// one for all its bundles (a bundle's own value comes back as it is,
+// another's as a JSON copy), runOnOtherBundle evaluates in the other
+// bundle's context, promises included, and each bundle's console history
+// stays its own.
+func TestSharedContextAndRunOnOtherBundle(t *testing.T) {
+	e, _ := newEngine(t, config{StubTimers: true})
+	entry := load(t, e, "entry", "", `var tag = 'entry';`)
+	rsc := load(t, e, "rsc", "", `var tag = 'rsc'; var n = 0; function payload(x) { n++; console.log('rsc payload ' + x); return JSON.stringify({x: x, n: n}); }`)
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "rsc": rsc})
+	code := `
+		var obj = {deep: [1, 2]};
+		sharedExecutionContext.set('k', obj);
+		sharedExecutionContext.set(7, 'seven');
+		var same = sharedExecutionContext.get('k') === obj;
+		var fromOther = runOnOtherBundle('rsc', "tag + ':' + sharedExecutionContext.get(7) + ':' + JSON.stringify(sharedExecutionContext.get('k')) + ':' + (sharedExecutionContext instanceof Map)");
+		runOnOtherBundle('rsc', "sharedExecutionContext.set('fromRsc', {v: payload('p')}); 1");
+		console.log('entry after');
+		JSON.stringify([same, fromOther, sharedExecutionContext.get('fromRsc'), sharedExecutionContext.size, [...sharedExecutionContext.keys()], console.history.map((h) => h.arguments[0])])`
+	res, err := entry.Eval(context.Background(), code, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[true,"rsc:seven:{\"deep\":[1,2]}:true",{"v":"{\"x\":\"p\",\"n\":1}"},3,["k",7,"fromRsc"],["[SERVER] entry after"]]`
+	if res.Body != want {
+		t.Fatalf("got  %s\nwant %s", res.Body, want)
+	}
+	if res, err := entry.Eval(context.Background(), `String(sharedExecutionContext.size)`, jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry})); err != nil || res.Body != "0" {
+		t.Fatalf("a new request's shared context: %q %v", res.Body, err)
+	}
+	if _, err := entry.Eval(context.Background(), `runOnOtherBundle('nope', '1')`, jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry})); err == nil || !strings.Contains(err.Error(), `bundle "nope" is not in this request's bundle set`) {
+		t.Fatalf("unknown bundle: %v", err)
+	}
+	if res, err := entry.Eval(context.Background(), `runOnOtherBundle('rsc', 'Promise.resolve(payload("q"))').then(s => 'got ' + s)`, req); err != nil || res.Body != `got {"x":"q","n":2}` {
+		t.Fatalf("promise across bundles: %q %v", res.Body, err)
+	}
+}

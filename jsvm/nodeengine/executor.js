@@ -1,0 +1,1275 @@
+'use strict';
+// The executor of gorender's node engine (package jsvm/nodeengine): the
+// program every Node.js process gorender supervises runs. It holds one vm
+// context per bundle loaded in the process and runs one render at a time,
+// as gorender asks. gorender embeds this file and writes it next to nothing
+// else, so that Node's permission model can allow reading it and the bundle
+// cache only.
+//
+// Frames travel over two pipes, fd 3 (in) and fd 4 (out): a little-endian
+// u32 header length, a u32 body length, the JSON header, the body bytes
+// (frame.go is the Go half and documents every message). Anything this
+// process cannot read as a frame is a bug: it says so on stderr and exits,
+// and gorender answers the render in progress and replaces the process.
+//
+// The render environment itself (console capture, timers, the per-render
+// globals, result kinds, streams) is env.js, the same file every engine
+// evaluates in each bundle's global environment; it arrives in the init
+// frame. What this file adds is what the Go engines do in Go: the host
+// functions env.js calls, the render flow around them, and with
+// RENDERER_SUPPORT_MODULES the CommonJS loader serving Node's real
+// built-ins (fs confined to the bundle's directory, process without
+// secrets, timers owned by the render).
+
+const vm = require('node:vm');
+const net = require('node:net');
+const fs = require('node:fs');
+const nodePath = require('node:path');
+const { AsyncLocalStorage, AsyncResource } = require('node:async_hooks');
+
+const IN_FD = 3;
+const OUT_FD = 4;
+
+// ---- Frames out ----------------------------------------------------------
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function writeAll(buf) {
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += fs.writeSync(OUT_FD, buf, off, buf.length - off);
+    } catch (e) {
+      if (e.code === 'EAGAIN') {
+        Atomics.wait(sleeper, 0, 0, 1);
+        continue;
+      }
+      // gorender is gone (EPIPE): nothing is left to serve.
+      process.exit(0);
+    }
+  }
+}
+
+// send writes one frame; body is a string, a Buffer, a typed array or an
+// ArrayBuffer (or absent). Small frames go out in one write.
+function send(header, body) {
+  const h = JSON.stringify(header);
+  const hlen = Buffer.byteLength(h);
+  let bodyBuf = null;
+  let blen = 0;
+  if (typeof body === 'string') {
+    blen = Buffer.byteLength(body);
+  } else if (body && ArrayBuffer.isView(body)) {
+    bodyBuf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    blen = bodyBuf.length;
+  } else if (body) {
+    // An ArrayBuffer, of any realm.
+    bodyBuf = Buffer.from(body);
+    blen = bodyBuf.length;
+  }
+  if (blen <= 1 << 16) {
+    const buf = Buffer.allocUnsafe(8 + hlen + blen);
+    buf.writeUInt32LE(hlen, 0);
+    buf.writeUInt32LE(blen, 4);
+    buf.write(h, 8);
+    if (typeof body === 'string') buf.write(body, 8 + hlen);
+    else if (bodyBuf) bodyBuf.copy(buf, 8 + hlen);
+    writeAll(buf);
+    return;
+  }
+  const pre = Buffer.allocUnsafe(8 + hlen);
+  pre.writeUInt32LE(hlen, 0);
+  pre.writeUInt32LE(blen, 4);
+  pre.write(h, 8);
+  writeAll(pre);
+  writeAll(typeof body === 'string' ? Buffer.from(body) : bodyBuf);
+}
+
+// bug reports an executor fault and exits: gorender logs the line, answers
+// the render in progress and replaces this process.
+function bug(what, err) {
+  const detail = err && err.stack ? err.stack : String(err);
+  try {
+    fs.writeSync(2, 'gorender node executor bug: ' + what + ': ' + detail + '\n');
+  } catch (e) {
+    // stderr is gone too.
+  }
+  process.exit(70);
+}
+
+// ---- Frames in -----------------------------------------------------------
+
+const input = new net.Socket({ fd: IN_FD, readable: true, writable: false });
+let chunks = [];
+let buffered = 0;
+
+input.on('data', onData);
+
+function onData(chunk) {
+  chunks.push(chunk);
+  buffered += chunk.length;
+  for (;;) {
+    if (buffered < 8) return;
+    let head = chunks[0];
+    if (head.length < 8) {
+      head = Buffer.concat(chunks);
+      chunks = [head];
+    }
+    const hlen = head.readUInt32LE(0);
+    const blen = head.readUInt32LE(4);
+    const total = 8 + hlen + blen;
+    if (buffered < total) return;
+    const all = chunks.length === 1 ? head : Buffer.concat(chunks);
+    const rest = all.subarray(total);
+    chunks = rest.length ? [rest] : [];
+    buffered = rest.length;
+    let header;
+    try {
+      header = JSON.parse(all.toString('utf8', 8, 8 + hlen));
+    } catch (e) {
+      bug('unreadable frame header', e);
+    }
+    dispatch(header, all.subarray(8 + hlen, total));
+  }
+}
+input.on('end', () => process.exit(0));
+
+// pollInput reads what gorender sent without waiting for the event loop:
+// a stream whose chunks come from promise jobs alone never yields to it,
+// and must still see its client leave. At most every 10 ms, from the chunk
+// path; the pipe is non-blocking (libuv's), so an empty one answers EAGAIN.
+let lastPoll = 0;
+const pollBuf = Buffer.allocUnsafe(1 << 16);
+function pollInput() {
+  const now = Date.now();
+  if (now - lastPoll < 10) return;
+  lastPoll = now;
+  for (;;) {
+    let n;
+    try {
+      n = fs.readSync(IN_FD, pollBuf, 0, pollBuf.length, null);
+    } catch (e) {
+      return; // EAGAIN: nothing more now
+    }
+    if (n === 0) process.exit(0);
+    onData(Buffer.from(pollBuf.subarray(0, n)));
+  }
+}
+input.on('error', () => process.exit(0));
+
+// ---- State ---------------------------------------------------------------
+
+let options = null; // {stubTimers, supportModules, replayAsyncLogs} from init
+let envScript = null; // env.js compiled once, run in every context
+const bundles = new Map(); // program key -> Bundle
+let current = null; // the render in progress
+let loading = null; // the load in progress, for errors thrown meanwhile
+
+function dispatch(h, body) {
+  switch (h.t) {
+    case 'init':
+      options = h.options;
+      envScript = new vm.Script(body.toString('utf8'), { filename: 'gorender-env.js' });
+      send({ t: 'ready', node: process.versions.node, pid: process.pid });
+      return;
+    case 'load':
+      if (current || loading) bug('load while busy', h.b);
+      queueMicrotask(() => load(h, body.toString('utf8')));
+      return;
+    case 'unload':
+      bundles.delete(h.b);
+      return;
+    case 'render':
+      if (current || loading) bug('render while busy', h.r);
+      current = new Render(h);
+      // A render starts from a promise job, as in a Node server's async
+      // handler: the request's own promise jobs run before process.nextTick
+      // callbacks it queues.
+      queueMicrotask(() => current && current.id === h.r && current.start(body.toString('utf8')));
+      return;
+    case 'update':
+      if (current && current.id === h.r) current.queueUpdate({ h, code: body.toString('utf8') });
+      return;
+    case 'close':
+      if (current && current.id === h.r) current.queueUpdate(null);
+      return;
+    case 'cancel':
+      // After the render's start (a promise job queued before this one).
+      queueMicrotask(() => current && current.id === h.r && current.cancel(h.why));
+      return;
+    default:
+      bug('unknown frame', JSON.stringify(h));
+  }
+}
+
+// ---- Timers owned by renders ---------------------------------------------
+
+// env.js schedules through these host functions: every timer and immediate
+// belongs to the load or render that made it and is cancelled when that
+// ends (only one runs at a time in this process).
+const timers = new Map(); // id -> Node Timeout or Immediate
+let nextTimer = 1;
+
+function reportError(e) {
+  if (current) current.fail(e);
+  else if (loading) loading.uncaught = loading.uncaught || { e };
+}
+
+function guarded(fn) {
+  try {
+    fn();
+  } catch (e) {
+    reportError(e);
+  }
+}
+
+function clearAllTimers() {
+  for (const t of timers.values()) {
+    if (t.kind === 'immediate') clearImmediate(t.handle);
+    else clearTimeout(t.handle);
+  }
+  timers.clear();
+}
+
+// The async context env.js keeps (the render a piece of work belongs to,
+// for console history) follows promise jobs and timers here through
+// AsyncLocalStorage, as the Go engines' trackers do.
+const frames = new AsyncLocalStorage();
+
+function makeHost() {
+  return {
+    engine: 'node',
+    getAsyncContext: () => frames.getStore(),
+    setAsyncContext: (v) => frames.enterWith(v),
+    // afterSync marks the end of a render's synchronous part before any
+    // promise job runs: no job needs telling apart.
+    inAsyncJob: () => false,
+    reportError,
+    setTimer(fn, ms, repeat) {
+      const id = nextTimer++;
+      const run = () => {
+        if (!repeat) timers.delete(id);
+        guarded(fn);
+      };
+      const handle = repeat ? setInterval(run, ms) : setTimeout(run, ms);
+      timers.set(id, { handle, kind: 'timeout' });
+      return id;
+    },
+    setImmediate(fn) {
+      const id = nextTimer++;
+      const handle = setImmediate(() => {
+        timers.delete(id);
+        guarded(fn);
+      });
+      timers.set(id, { handle, kind: 'immediate' });
+      return id;
+    },
+    clearTimer(id) {
+      const t = timers.get(id);
+      if (!t) return;
+      timers.delete(id);
+      if (t.kind === 'immediate') clearImmediate(t.handle);
+      else clearTimeout(t.handle);
+    },
+    timerRef(id, on) {
+      const t = timers.get(id);
+      if (t) {
+        if (on) t.handle.ref();
+        else t.handle.unref();
+      }
+    },
+    timerHasRef(id) {
+      const t = timers.get(id);
+      return t ? t.handle.hasRef() : false;
+    },
+    timerRefresh(id) {
+      const t = timers.get(id);
+      if (t && t.kind === 'timeout') t.handle.refresh();
+    },
+  };
+}
+
+// ---- Bundles -------------------------------------------------------------
+
+// Helpers evaluated in each context: values that must belong to the
+// bundle's realm (arrays, sets, errors, parsed JSON).
+const REALM = `({
+  array: (items) => Array.from(items),
+  set: (items) => new Set(items),
+  object: () => ({}),
+  parse: (s) => JSON.parse(s),
+  typeError: (m) => new TypeError(m),
+  error: (m) => new Error(m),
+  promise: () => { let resolve, reject; const p = new Promise((a, b) => { resolve = a; reject = b; }); return { p, resolve, reject }; },
+})`;
+
+class Bundle {
+  constructor(h) {
+    this.key = h.b;
+    this.name = h.name;
+    this.filename = h.file || h.name + '.js';
+    this.dirname = h.dir || '';
+    this.context = vm.createContext({}, { name: h.name });
+    this.realm = vm.runInContext(REALM, this.context);
+    this.global = vm.runInContext('globalThis', this.context);
+    const setup = envScript.runInContext(this.context);
+    this.hooks = setup(
+      { stubTimers: options.stubTimers, replayAsyncLogs: options.replayAsyncLogs },
+      makeHost(),
+    );
+    this.sharedOps = sharedOps(this);
+    this.runOnOther = (id, code) => runOnOtherBundle(this, id, code);
+  }
+
+  run(code, filename) {
+    return new vm.Script(code, { filename, displayErrors: false }).runInContext(this.context, { displayErrors: false });
+  }
+
+  // begin sets the per-render globals for code of render r.
+  begin(code) {
+    this.hooks.begin(code, this.hooks.makeShared(this.sharedOps), this.runOnOther);
+  }
+}
+
+async function load(h, source) {
+  const state = { uncaught: null };
+  loading = state;
+  let bundle;
+  try {
+    bundle = new Bundle(h);
+    if (options.supportModules) {
+      installNode(bundle);
+      bundle.node.runMain(source);
+    } else {
+      bundle.run(source, bundle.filename);
+    }
+    // Work the bundle scheduled while loading runs if it is due now
+    // (immediates, 0 ms timers); later timers are cancelled, as every
+    // render's are: nothing of the load runs inside a render.
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    if (state.uncaught) throw state.uncaught.e;
+  } catch (e) {
+    clearAllTimers();
+    loading = null;
+    const [message, stack] = bundle ? bundle.hooks.errorParts(e) : errorParts(e);
+    send({ t: 'loadFailed', b: h.b, message, stack: trimStack(stack) });
+    return;
+  }
+  clearAllTimers();
+  loading = null;
+  bundles.set(h.b, bundle);
+  send({ t: 'loaded', b: h.b });
+}
+
+function errorParts(e) {
+  if (e && typeof e === 'object') {
+    return [e.message !== undefined ? String(e.message) : String(e), typeof e.stack === 'string' ? e.stack : ''];
+  }
+  return [String(e), ''];
+}
+
+// ---- Shared execution context --------------------------------------------
+
+// The shared context of the render in progress: entries live here (the
+// whole request runs in this process); a bundle reading its own value gets
+// it back unchanged, another bundle a copy through JSON, as in the Go
+// engines. Values gorender put in (pull mode) arrive with the render.
+function sharedKey(bundle, k) {
+  switch (typeof k) {
+    case 'string':
+    case 'boolean':
+      return k;
+    case 'number':
+      return k !== k ? 'NaN' : k;
+    default:
+      throw bundle.realm.typeError('sharedExecutionContext keys must be strings, numbers or booleans');
+  }
+}
+
+function copyInto(bundle, owner, value) {
+  if (value === null || value === undefined) return value;
+  if (typeof value !== 'object' && typeof value !== 'function') return value;
+  const s = owner.hooks.stringify(value);
+  return s === undefined ? undefined : bundle.realm.parse(s);
+}
+
+function hostValue(bundle, r, e) {
+  switch (e.kind) {
+    case 'set':
+      return bundle.realm.set(e.value);
+    case 'func':
+      return (...args) => {
+        send({ t: 'call', r: r.id, k: e.key, args: args.map(String) });
+      };
+    default:
+      return e.value;
+  }
+}
+
+function sharedOps(bundle) {
+  const entries = () => (current ? current.shared : null);
+  return {
+    get(k) {
+      const m = entries();
+      const key = sharedKey(bundle, k);
+      if (!m || !m.has(key)) return undefined;
+      const e = m.get(key);
+      if (e.host) return hostValue(bundle, current, e);
+      if (e.owner === bundle) return e.value;
+      return copyInto(bundle, e.owner, e.value);
+    },
+    set(k, v) {
+      const m = entries();
+      const key = sharedKey(bundle, k);
+      if (m) m.set(key, { owner: bundle, value: v });
+    },
+    has(k) {
+      const m = entries();
+      return !!m && m.has(sharedKey(bundle, k));
+    },
+    remove(k) {
+      const m = entries();
+      return !!m && m.delete(sharedKey(bundle, k));
+    },
+    clear() {
+      const m = entries();
+      if (m) m.clear();
+    },
+    keys() {
+      const m = entries();
+      return bundle.realm.array(m ? m.keys() : []);
+    },
+  };
+}
+
+// ---- runOnOtherBundle ----------------------------------------------------
+
+function runOnOtherBundle(caller, id, code) {
+  const r = current;
+  if (!r) throw caller.realm.typeError('runOnOtherBundle: called outside a render');
+  id = String(id);
+  code = String(code);
+  const other = r.set.get(id);
+  if (!other) throw caller.realm.typeError('runOnOtherBundle: bundle ' + JSON.stringify(id) + " is not in this request's bundle set");
+  if (other === caller) return caller.run(code, 'runOnOtherBundle');
+  r.touched.add(other);
+  let value;
+  try {
+    value = inBundle(other, code, () => other.run(code, 'runOnOtherBundle'));
+  } catch (e) {
+    throw caller.realm.error('runOnOtherBundle: ' + other.hooks.errorParts(e)[0]);
+  }
+  switch (other.hooks.kind(value)) {
+    case 'promise':
+    case 'thenable': {
+      const d = caller.realm.promise();
+      other.hooks.toPromise(value).then(
+        (v) => d.resolve(copyInto(caller, other, v)),
+        (e) => d.reject(caller.realm.error('runOnOtherBundle: ' + other.hooks.errorParts(e)[0])),
+      );
+      return d.p;
+    }
+    case 'stream':
+      throw caller.realm.typeError('runOnOtherBundle: stream results cannot cross bundles in this gorender build yet');
+    default:
+      return copyInto(caller, other, value);
+  }
+}
+
+// inBundle runs fn with other's per-render globals set and its async
+// context current (its console history, for the work fn starts), then
+// gives the caller its own async context back: every bundle's env.js
+// shares this process's one AsyncLocalStorage.
+function inBundle(other, code, fn) {
+  const prev = frames.getStore();
+  try {
+    other.begin(code);
+    return fn();
+  } finally {
+    frames.enterWith(prev);
+  }
+}
+
+// ---- Renders -------------------------------------------------------------
+
+// The answer kinds the Go side turns into answers with jsvm's texts.
+class Render {
+  constructor(h) {
+    this.id = h.r;
+    this.entry = bundles.get(h.b);
+    if (!this.entry) bug('render of a bundle not loaded', h.b);
+    this.set = new Map(); // bundle id -> Bundle
+    for (const [id, key] of Object.entries(h.set || {})) {
+      const b = bundles.get(key);
+      if (!b) bug('render with a bundle not loaded', key);
+      this.set.set(id, b);
+    }
+    this.sink = !!h.sink;
+    this.hasUpdates = !!h.updates;
+    this.shared = new Map();
+    for (const e of h.host || []) this.shared.set(e.key, { host: true, key: e.key, kind: e.kind, value: e.value });
+    this.touched = new Set([this.entry]);
+    this.done = false;
+    this.abortStream = null;
+    this.scope = new AsyncResource('gorender.render');
+  }
+
+  start(code) {
+    this.code = code;
+    // Updates are pending work: until they close, the render waits on
+    // gorender (a referenced pipe); without any, an event loop with nothing
+    // left to do means the render can never finish (beforeExit below).
+    if (!this.hasUpdates) input.unref();
+    // Each render runs in its own async resource, so that what it stores
+    // with AsyncLocalStorage.enterWith stays with it.
+    this.scope.runInAsyncScope(() => frames.run(undefined, () => this.run()));
+  }
+
+  run() {
+    const b = this.entry;
+    b.begin(this.code);
+    let value;
+    try {
+      value = b.run(this.code, 'renderingRequest');
+    } catch (e) {
+      this.fail(e);
+      return;
+    }
+    b.hooks.afterSync();
+    this.settle(value, true);
+  }
+
+  // settle answers a completion value (PROTOCOL.md §5): a string verbatim,
+  // a stream streamed, a promise or thenable once settled (its value is
+  // answered the same way, but never awaited again), anything else
+  // JSON-stringified. What needs no waiting is answered at once.
+  settle(value, awaitable) {
+    const b = this.entry;
+    try {
+      switch (b.hooks.kind(value)) {
+        case 'string':
+          this.answer({ kind: 'body', body: value });
+          return;
+        case 'nil':
+          this.answer({ kind: 'nil' });
+          return;
+        case 'stream':
+          this.stream(value);
+          return;
+        case 'promise':
+        case 'thenable':
+          if (awaitable) {
+            this.await(b.hooks.toPromise(value));
+            return;
+          }
+          break;
+        default:
+          break;
+      }
+      const s = b.hooks.stringify(value);
+      this.answer(s === undefined ? { kind: 'nil' } : { kind: 'body', body: s });
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  await(p) {
+    let settled = false;
+    p.then((v) => {
+      settled = true;
+      this.settle(v, false);
+    }, (e) => {
+      settled = true;
+      this.fail(e);
+    });
+    if (options.stubTimers && !this.hasUpdates) {
+      // Stub timers: once the promise jobs queued now have run, nothing
+      // else could settle it.
+      setImmediate(() => {
+        if (!settled) this.answer({ kind: 'stubPending' });
+      });
+    }
+  }
+
+  stream(value) {
+    if (!this.sink) {
+      this.answer({ kind: 'unsupported' });
+      return;
+    }
+    send({ t: 'start', r: this.id });
+    this.abortStream = this.entry.hooks.pump(
+      value,
+      (chunk) => {
+        if (this.done) return;
+        send({ t: 'chunk', r: this.id }, chunk);
+        pollInput();
+      },
+      () => this.answer({ kind: 'streamed' }),
+      (e) => this.fail(e),
+    );
+  }
+
+  // queueUpdate queues an update chunk (null: the updates closed). They run
+  // one per turn of the event loop, after the render's start, so that what
+  // each one sets off (promise jobs, ticks) runs before the next, as a
+  // client sending them one by one would see.
+  queueUpdate(u) {
+    this.updates = this.updates || [];
+    this.updates.push(u);
+    if (this.updates.length === 1) setImmediate(() => this.nextUpdate());
+  }
+
+  nextUpdate() {
+    if (this.done) return;
+    const u = this.updates[0];
+    if (u === null) this.closeUpdates();
+    else this.update(u.h, u.code);
+    this.updates.shift();
+    if (this.updates.length > 0) setImmediate(() => this.nextUpdate());
+  }
+
+  update(h, code) {
+    const target = this.set.get(h.id);
+    if (!target) {
+      send({ t: 'updateFailed', r: this.id, n: h.n, message: 'bundle ' + JSON.stringify(h.id) + " is not in this request's bundle set" });
+      return;
+    }
+    this.scope.runInAsyncScope(() => {
+      try {
+        if (target === this.entry) {
+          target.run(code, 'updateChunk');
+        } else {
+          this.touched.add(target);
+          inBundle(target, code, () => target.run(code, 'updateChunk'));
+        }
+      } catch (e) {
+        send({ t: 'updateFailed', r: this.id, n: h.n, message: target.hooks.errorParts(e)[0] });
+      }
+    });
+  }
+
+  closeUpdates() {
+    this.hasUpdates = false;
+    if (!this.done) input.unref();
+  }
+
+  // fail ends the render with an exception nothing caught (a timer
+  // callback, a microtask, an error event).
+  fail(e) {
+    this.answer(jsError(this, e));
+  }
+
+  // idle: nothing is left that could finish the render.
+  idle() {
+    const streaming = this.abortStream !== null;
+    if (streaming) this.abort('the stream stalled');
+    this.answer({ kind: streaming ? 'stalled' : 'neverSettled' });
+  }
+
+  cancel(why) {
+    this.abort(why === 'idle' ? 'the stream was idle too long' : 'the client went away');
+    this.answer({ kind: 'canceled' });
+  }
+
+  abort(reason) {
+    const abort = this.abortStream;
+    this.abortStream = null;
+    if (abort && !this.done) {
+      try {
+        abort(this.entry.realm.error(reason));
+      } catch (e) {
+        // The stream's own abort failed: it is being dropped anyway.
+      }
+    }
+  }
+
+  // answer sends the render's one answer and ends it: its timers are
+  // cancelled and the per-render globals cleared before anything else runs.
+  answer(a) {
+    if (this.done) return;
+    if (a.kind !== 'streamed' && a.kind !== 'canceled' && a.kind !== 'stalled') this.abort('the render failed');
+    this.done = true;
+    clearAllTimers();
+    for (const b of this.touched) {
+      try {
+        b.hooks.end();
+      } catch (e) {
+        // end only deletes globals.
+      }
+    }
+    current = null;
+    input.ref();
+    const body = a.body;
+    delete a.body;
+    a.t = 'done';
+    a.r = this.id;
+    send(a, body);
+  }
+}
+
+function jsError(r, e) {
+  const [message, stack] = r.entry.hooks.errorParts(e);
+  return { kind: 'js', message, stack: trimStack(stack) };
+}
+
+// trimStack drops the frames below the bundle's code: the vm call and this
+// executor's, which say nothing about the render.
+function trimStack(stack) {
+  const i = stack.indexOf('\n    at Script.runInContext (node:vm:');
+  return i >= 0 ? stack.slice(0, i) : stack;
+}
+
+// The event loop ran out of work while a render waited: no timer,
+// immediate, I/O or update is left that could finish it.
+process.on('beforeExit', () => {
+  if (current && !current.done) current.idle();
+  input.ref();
+});
+
+process.on('uncaughtException', (e) => {
+  if (current || loading) {
+    reportError(e);
+    return;
+  }
+  // Work a finished render left behind (an error event nobody listens to,
+  // say) belongs to no render: gorender logs it.
+  const [message] = errorParts(e);
+  try {
+    fs.writeSync(2, 'uncaught exception outside any render: ' + message + '\n');
+  } catch (x) {
+    // stderr is gone.
+  }
+});
+process.on('unhandledRejection', () => {
+  // As in the Go engines: a rejection nobody handles is not an error of
+  // its own; a render that awaited it has failed already.
+});
+
+// ---- The Node environment (RENDERER_SUPPORT_MODULES) ---------------------
+
+// Set in installNode: the built-ins a bundle may require, Node's own, except
+// fs (read-only, confined to the bundle's directory), process (no secrets,
+// no exit) and timers (owned by the render, through env.js).
+const BUILTINS = ['assert', 'async_hooks', 'buffer', 'crypto', 'events', 'fs', 'fs/promises', 'path', 'path/posix',
+  'perf_hooks', 'process', 'querystring', 'stream', 'stream/promises', 'stream/web', 'string_decoder', 'timers',
+  'timers/promises', 'url', 'util', 'util/types'];
+
+const GLOBALS = ['Buffer', 'atob', 'btoa', 'TextEncoder', 'TextDecoder', 'URL', 'URLSearchParams', 'AbortController',
+  'AbortSignal', 'Event', 'EventTarget', 'CustomEvent', 'DOMException', 'MessageChannel', 'MessagePort',
+  'structuredClone', 'performance', 'crypto', 'ReadableStream', 'ReadableStreamDefaultReader',
+  'ReadableStreamBYOBReader', 'ReadableStreamBYOBRequest', 'ReadableByteStreamController',
+  'ReadableStreamDefaultController', 'TransformStream', 'TransformStreamDefaultController', 'WritableStream',
+  'WritableStreamDefaultWriter', 'WritableStreamDefaultController', 'ByteLengthQueuingStrategy',
+  'CountQueuingStrategy', 'TextEncoderStream', 'TextDecoderStream'];
+
+function installNode(bundle) {
+  const g = bundle.global;
+  for (const name of GLOBALS) {
+    if (globalThis[name] !== undefined && !Object.prototype.hasOwnProperty.call(g, name)) {
+      Object.defineProperty(g, name, { value: globalThis[name], writable: true, configurable: true, enumerable: false });
+    }
+  }
+  const proc = processFacade(bundle);
+  Object.defineProperty(g, 'process', { value: proc, writable: true, configurable: true, enumerable: false });
+  const envTimers = bundle.hooks.timers;
+  const builtins = {
+    assert: () => require('node:assert'),
+    async_hooks: () => require('node:async_hooks'),
+    buffer: () => require('node:buffer'),
+    crypto: () => require('node:crypto'),
+    events: () => require('node:events'),
+    fs: () => confinedFS(bundle),
+    'fs/promises': () => confinedFS(bundle).promises,
+    path: () => nodePath,
+    'path/posix': () => nodePath.posix,
+    perf_hooks: () => require('node:perf_hooks'),
+    process: () => proc,
+    querystring: () => require('node:querystring'),
+    stream: () => require('node:stream'),
+    'stream/promises': () => require('node:stream/promises'),
+    'stream/web': () => require('node:stream/web'),
+    string_decoder: () => require('node:string_decoder'),
+    timers: () => timersModule(envTimers),
+    'timers/promises': () => timersModule(envTimers).promises,
+    url: () => require('node:url'),
+    util: () => require('node:util'),
+    'util/types': () => require('node:util/types'),
+  };
+  const cache = Object.create(null);
+  const moduleCache = Object.create(null);
+  let mainModule = null;
+  const fsys = () => confinedFS(bundle);
+
+  function notFound(request, parentFile) {
+    const err = new Error("Cannot find module '" + request + "'\nRequire stack:\n- " + parentFile +
+      "\ngorender's Node environment (RENDERER_SUPPORT_MODULES) serves these built-ins (also as node:<name>): " +
+      BUILTINS.join(', ') + "; and .js/.json files inside the bundle's directory.");
+    err.code = 'MODULE_NOT_FOUND';
+    err.requireStack = [parentFile];
+    return err;
+  }
+
+  function isFile(p) {
+    try {
+      return fsys().statSync(p).isFile();
+    } catch (e) {
+      return false;
+    }
+  }
+
+  function resolveFile(request, dir, parentFile) {
+    const base = nodePath.resolve(dir, request);
+    const candidates = [base, base + '.js', base + '.json', base + '.cjs', nodePath.join(base, 'index.js'), nodePath.join(base, 'index.json')];
+    for (const c of candidates) if (isFile(c)) return c;
+    throw notFound(request, parentFile);
+  }
+
+  function makeRequire(mod) {
+    function req(id) {
+      if (typeof id !== 'string') {
+        const err = new TypeError('The "id" argument must be of type string. Received ' + typeof id);
+        err.code = 'ERR_INVALID_ARG_TYPE';
+        throw err;
+      }
+      if (id === '') {
+        const err = new TypeError("The argument 'id' must be a non-empty string. Received ''");
+        err.code = 'ERR_INVALID_ARG_VALUE';
+        throw err;
+      }
+      const name = id.startsWith('node:') ? id.slice(5) : id;
+      if (Object.prototype.hasOwnProperty.call(builtins, name)) {
+        return cache[name] || (cache[name] = builtins[name]());
+      }
+      if (name[0] === '.' || name[0] === '/') return loadFile(resolveFile(name, mod.path, mod.filename), mod).exports;
+      throw notFound(id, mod.filename);
+    }
+    req.resolve = function resolve(id) {
+      const name = id.startsWith('node:') ? id.slice(5) : id;
+      if (Object.prototype.hasOwnProperty.call(builtins, name)) return id;
+      if (name[0] === '.' || name[0] === '/') return resolveFile(name, mod.path, mod.filename);
+      throw notFound(id, mod.filename);
+    };
+    req.resolve.paths = () => null;
+    req.cache = moduleCache;
+    req.main = mainModule;
+    req.extensions = Object.create(null);
+    return req;
+  }
+
+  function Module(filename, parent) {
+    this.id = parent ? filename : '.';
+    this.path = nodePath.dirname(filename);
+    this.exports = bundle.realm.object();
+    this.filename = filename;
+    this.loaded = false;
+    this.children = [];
+    this.paths = [];
+    this.parent = parent || null;
+    this.require = makeRequire(this);
+  }
+
+  function compile(source, filename) {
+    return vm.compileFunction(source, ['exports', 'require', 'module', '__filename', '__dirname'], {
+      filename,
+      parsingContext: bundle.context,
+    });
+  }
+
+  function loadFile(file, parent) {
+    if (moduleCache[file]) return moduleCache[file];
+    const mod = new Module(file, parent);
+    moduleCache[file] = mod;
+    parent.children.push(mod);
+    try {
+      const text = fsys().readFileSync(file, 'utf8');
+      if (file.endsWith('.json')) {
+        mod.exports = bundle.realm.parse(text);
+      } else {
+        compile(text, file).call(mod.exports, mod.exports, mod.require, mod, file, mod.path);
+      }
+    } catch (e) {
+      delete moduleCache[file];
+      throw e;
+    }
+    mod.loaded = true;
+    return mod;
+  }
+
+  bundle.node = {
+    runMain(source) {
+      const filename = bundle.dirname ? bundle.filename : bundle.name + '.js';
+      const dirname = bundle.dirname || '.';
+      const mod = new Module(filename, null);
+      mod.path = dirname;
+      mainModule = mod;
+      mod.require.main = mod;
+      moduleCache[filename] = mod;
+      proc.mainModule = mod;
+      compile(source, filename).call(mod.exports, mod.exports, mod.require, mod, filename, dirname);
+      mod.loaded = true;
+    },
+  };
+}
+
+// timersModule is timers and timers/promises over the render-owned timers.
+function timersModule(t) {
+  function abortError(signal) {
+    const err = new DOMException('The operation was aborted', 'AbortError');
+    err.cause = signal && signal.reason;
+    return err;
+  }
+  function delayed(schedule, clear) {
+    return (delay, value, opts) => new Promise((resolve, reject) => {
+      const signal = opts && opts.signal;
+      if (signal && signal.aborted) {
+        reject(abortError(signal));
+        return;
+      }
+      let onAbort;
+      const handle = schedule(() => {
+        if (signal) signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      }, delay);
+      if (opts && opts.ref === false && handle && handle.unref) handle.unref();
+      if (signal) {
+        onAbort = () => {
+          clear(handle);
+          reject(abortError(signal));
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+      }
+    });
+  }
+  const promises = {
+    setTimeout: delayed((fn, d) => t.setTimeout(fn, d), t.clearTimeout),
+    setImmediate: (value, opts) => delayed((fn) => t.setImmediate(fn), t.clearImmediate)(0, value, opts),
+  };
+  promises.scheduler = {
+    wait: (delay, opts) => promises.setTimeout(delay, undefined, opts),
+    yield: () => promises.setImmediate(),
+  };
+  return {
+    setTimeout: t.setTimeout,
+    clearTimeout: t.clearTimeout,
+    setInterval: t.setInterval,
+    clearInterval: t.clearInterval,
+    setImmediate: t.setImmediate,
+    clearImmediate: t.clearImmediate,
+    promises,
+  };
+}
+
+// processFacade is the bundle's process: the real one's facts and clocks,
+// the environment without secrets (the executor's own environment has none:
+// gorender leaves RENDERER_PASSWORD out), cwd the bundle's directory, and
+// nothing that reaches outside (exit, kill, binding, stdio).
+function processFacade(bundle) {
+  const EventEmitter = require('node:events');
+  const p = new EventEmitter();
+  const env = Object.assign(Object.create(null), process.env);
+  if (env.NODE_ENV === undefined) env.NODE_ENV = 'production';
+  p.env = env;
+  p.title = 'node';
+  p.version = process.version;
+  p.versions = Object.assign({}, process.versions);
+  p.platform = process.platform;
+  p.arch = process.arch;
+  p.pid = process.pid;
+  p.ppid = process.ppid;
+  p.release = process.release;
+  p.argv = ['node', bundle.filename];
+  p.argv0 = 'node';
+  p.execArgv = [];
+  p.execPath = 'node';
+  p.exitCode = undefined;
+  p.features = process.features;
+  p.config = { variables: {} };
+  p.allowedNodeEnvironmentFlags = new Set();
+  p.noDeprecation = false;
+  p.throwDeprecation = false;
+  p.traceDeprecation = false;
+  p.cwd = () => bundle.dirname || '/';
+  const refuse = (name) => () => {
+    const err = new Error('process.' + name + '() is not available to bundles in gorender');
+    err.code = 'ERR_WORKER_UNSUPPORTED_OPERATION';
+    throw err;
+  };
+  for (const name of ['chdir', 'exit', 'reallyExit', 'abort', 'kill', 'dlopen', 'binding', '_linkedBinding']) p[name] = refuse(name);
+  p.umask = () => 18;
+  p.hrtime = process.hrtime;
+  p.uptime = process.uptime;
+  p.memoryUsage = process.memoryUsage;
+  p.cpuUsage = process.cpuUsage;
+  p.resourceUsage = process.resourceUsage;
+  p.getuid = process.getuid;
+  p.getgid = process.getgid;
+  p.geteuid = process.geteuid;
+  p.getegid = process.getegid;
+  p.nextTick = process.nextTick;
+  const sink = (fd) => ({
+    fd, isTTY: false, writable: true,
+    write() { const cb = arguments[arguments.length - 1]; if (typeof cb === 'function') process.nextTick(cb); return true; },
+    end() {}, on() { return this; }, once() { return this; }, off() { return this; }, removeListener() { return this; },
+    emit() { return false; }, cork() {}, uncork() {}, getColorDepth() { return 1; }, hasColors() { return false; },
+  });
+  p.stdout = sink(1);
+  p.stderr = sink(2);
+  p.stdin = { fd: 0, isTTY: false, on() { return this; }, once() { return this; } };
+  p.emitWarning = function emitWarning(warning, type, code) {
+    const opts = type && typeof type === 'object' ? type : { type, code };
+    let w = warning;
+    if (typeof w === 'string') {
+      w = new Error(w);
+      w.name = opts.type || 'Warning';
+      if (opts.code !== undefined) w.code = opts.code;
+      if (opts.detail !== undefined) w.detail = opts.detail;
+    }
+    if (w.name === 'DeprecationWarning') {
+      if (p.noDeprecation) return;
+      if (p.throwDeprecation) throw w;
+    }
+    process.nextTick(() => p.emit('warning', w));
+  };
+  return p;
+}
+
+// confinedFS is the bundle's fs: Node's own, read-only and confined to the
+// bundle's directory (companion files such as loadable-stats.json). A path
+// is resolved lexically first, then with its symlinks, and must stay inside
+// the directory both times (the bundle file itself may be a symlink into a
+// snapshot directory); anything else is ENOENT, as if absent. Node's
+// permission model bounds what the process may read at all (the bundle
+// cache), whatever this layer says.
+function confinedFS(bundle) {
+  if (bundle.fs) return bundle.fs;
+  const dir = bundle.dirname ? nodePath.resolve(bundle.dirname) : '';
+  let realDir = '';
+  let bundleReal = '';
+  if (dir) {
+    try { realDir = fs.realpathSync(dir); } catch (e) { /* absent */ }
+    try { bundleReal = fs.realpathSync(nodePath.resolve(bundle.filename)); } catch (e) { /* absent */ }
+  }
+  const within = (p, d) => d !== '' && (p === d || p.startsWith(d.endsWith('/') ? d : d + '/'));
+  const ERRNO = { ENOENT: [-2, 'no such file or directory'], EISDIR: [-21, 'illegal operation on a directory'],
+    ENOTDIR: [-20, 'not a directory'], EROFS: [-30, 'read-only file system'], EACCES: [-13, 'permission denied'] };
+  function fsError(code, syscall, p) {
+    const [errno, text] = ERRNO[code];
+    const msg = code === 'EISDIR' && syscall === 'read' ? 'EISDIR: illegal operation on a directory, read'
+      : code + ': ' + text + ', ' + syscall + " '" + p + "'";
+    const err = new Error(msg);
+    err.errno = errno;
+    err.code = code;
+    err.syscall = syscall;
+    if (!(code === 'EISDIR' && syscall === 'read')) err.path = p;
+    return err;
+  }
+  function toPath(p, name) {
+    name = name || 'path';
+    if (typeof p === 'string') {
+      // ok
+    } else if (p && typeof p === 'object' && typeof p.href === 'string' && p.protocol !== undefined) {
+      p = require('node:url').fileURLToPath(p);
+    } else if (p instanceof Uint8Array || (p && ArrayBuffer.isView(p))) {
+      p = Buffer.from(p.buffer, p.byteOffset, p.byteLength).toString('utf8');
+    } else {
+      const err = new TypeError('The "' + name + '" argument must be of type string or an instance of Buffer or URL. Received ' +
+        (p === null ? 'null' : typeof p));
+      err.code = 'ERR_INVALID_ARG_TYPE';
+      throw err;
+    }
+    if (p.indexOf('\u0000') !== -1) {
+      const err = new TypeError("The argument '" + name + "' must be a string, Uint8Array, or URL without null bytes. Received " +
+        JSON.stringify(p).replace(/^"|"$/g, "'"));
+      err.code = 'ERR_INVALID_ARG_VALUE';
+      throw err;
+    }
+    return p;
+  }
+  function resolve(given, syscall) {
+    if (!dir) throw fsError('ENOENT', syscall, given);
+    const abs = nodePath.resolve(dir, given);
+    if (!within(abs, dir) && !within(abs, realDir)) throw fsError('ENOENT', syscall, given);
+    let real;
+    try {
+      real = fs.realpathSync(abs);
+    } catch (e) {
+      throw fsError(e.code === 'ENOTDIR' ? 'ENOTDIR' : 'ENOENT', syscall, given);
+    }
+    if (!within(real, realDir) && real !== bundleReal) throw fsError('ENOENT', syscall, given);
+    return real;
+  }
+  const encodingOf = (o) => (typeof o === 'string' ? o : o && typeof o === 'object' ? o.encoding || null : null);
+  const flagOf = (o) => (o && typeof o === 'object' && o.flag ? String(o.flag) : 'r');
+
+  function readFileSync(path, opts) {
+    if (typeof path === 'number') throw fsError('EROFS', 'read', 'fd ' + path);
+    const p = toPath(path);
+    const flag = flagOf(opts);
+    if (flag !== 'r' && flag !== 'rs' && flag !== 'sr') throw fsError('EROFS', 'open', p);
+    const real = resolve(p, 'open');
+    let st;
+    try { st = fs.statSync(real); } catch (e) { throw fsError('ENOENT', 'open', p); }
+    if (st.isDirectory()) throw fsError('EISDIR', 'read', p);
+    let data;
+    try {
+      data = fs.readFileSync(real);
+    } catch (e) {
+      throw fsError(e.code === 'EACCES' || e.code === 'ERR_ACCESS_DENIED' ? 'EACCES' : 'ENOENT', 'open', p);
+    }
+    const enc = encodingOf(opts);
+    return enc ? data.toString(enc) : data;
+  }
+  function statSync(path, opts) {
+    const p = toPath(path);
+    try {
+      return fs.statSync(resolve(p, 'stat'));
+    } catch (e) {
+      if (opts && opts.throwIfNoEntry === false && e && e.code === 'ENOENT') return undefined;
+      if (e && e.syscall === 'stat' && e.path === p) throw e;
+      throw fsError('ENOENT', 'stat', p);
+    }
+  }
+  function existsSync(path) {
+    try {
+      resolve(toPath(path), 'stat');
+      return true;
+    } catch (e) {
+      return false;
+    }
+  }
+  function readdirSync(path, opts) {
+    const p = toPath(path);
+    const real = resolve(p, 'scandir');
+    let entries;
+    try {
+      entries = fs.readdirSync(real, { withFileTypes: true });
+    } catch (e) {
+      throw fsError(e.code === 'ENOTDIR' ? 'ENOTDIR' : 'ENOENT', 'scandir', p);
+    }
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    if (opts && typeof opts === 'object' && opts.withFileTypes) {
+      return entries.map((e) => {
+        const isDir = e.isSymbolicLink() ? (() => { try { return fs.statSync(nodePath.join(real, e.name)).isDirectory(); } catch (x) { return false; } })() : e.isDirectory();
+        return new Dirent(e.name, isDir, p);
+      });
+    }
+    return entries.map((e) => e.name);
+  }
+  function Dirent(name, isDir, parent) {
+    this.name = name;
+    this.parentPath = parent;
+    this.path = parent;
+    this._dir = isDir;
+  }
+  Dirent.prototype.isFile = function isFile() { return !this._dir; };
+  Dirent.prototype.isDirectory = function isDirectory() { return this._dir; };
+  for (const m of ['isSymbolicLink', 'isBlockDevice', 'isCharacterDevice', 'isFIFO', 'isSocket']) Dirent.prototype[m] = () => false;
+  function realpathSync(path) {
+    const p = toPath(path);
+    const real = resolve(p, 'realpath');
+    if (real === bundleReal) return nodePath.join(dir, nodePath.basename(real));
+    return nodePath.join(dir, nodePath.relative(realDir, real));
+  }
+  realpathSync.native = realpathSync;
+  const constants = fs.constants;
+  function accessSync(path, mode) {
+    const p = toPath(path);
+    resolve(p, 'access');
+    if (mode & constants.W_OK) throw fsError('EROFS', 'access', p);
+  }
+  const out = {
+    constants,
+    F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1,
+    Stats: fs.Stats,
+    Dirent,
+    readFileSync,
+    statSync,
+    lstatSync: statSync,
+    existsSync,
+    readdirSync,
+    realpathSync,
+    accessSync,
+  };
+  [['writeFileSync', 'open'], ['appendFileSync', 'open'], ['mkdirSync', 'mkdir'], ['mkdtempSync', 'mkdtemp'],
+    ['rmSync', 'rm'], ['rmdirSync', 'rmdir'], ['unlinkSync', 'unlink'], ['renameSync', 'rename'],
+    ['copyFileSync', 'copyfile'], ['cpSync', 'cp'], ['symlinkSync', 'symlink'], ['linkSync', 'link'],
+    ['chmodSync', 'chmod'], ['chownSync', 'chown'], ['utimesSync', 'utime'], ['truncateSync', 'open'],
+    ['openSync', 'open'], ['writeSync', 'write'], ['createWriteStream', 'open']].forEach(([name, syscall]) => {
+    out[name] = function refused(path) {
+      const p = typeof path === 'string' ? path : String(path);
+      if (name === 'openSync' && (arguments[1] === undefined || arguments[1] === 'r')) {
+        throw fsError('EROFS', 'open', p + "' (gorender: file descriptors are not supported; use readFileSync");
+      }
+      throw fsError('EROFS', syscall, p);
+    };
+  });
+  function callbackify(syncFn) {
+    return function () {
+      const args = Array.prototype.slice.call(arguments);
+      const cb = args.pop();
+      if (typeof cb !== 'function') {
+        const err = new TypeError('The "cb" argument must be of type function. Received ' + typeof cb);
+        err.code = 'ERR_INVALID_ARG_TYPE';
+        throw err;
+      }
+      let value;
+      let err = null;
+      try {
+        value = syncFn.apply(null, args);
+      } catch (e) {
+        if (e && e.code && /^ERR_INVALID_ARG/.test(e.code)) throw e;
+        err = e;
+      }
+      process.nextTick(() => cb(err, value));
+    };
+  }
+  const promisify = (syncFn) => function () {
+    const args = arguments;
+    return new Promise((resolve) => resolve(syncFn.apply(null, args)));
+  };
+  const promises = {};
+  for (const name of ['readFile', 'stat', 'lstat', 'readdir', 'realpath', 'access', 'writeFile', 'appendFile', 'mkdir',
+    'mkdtemp', 'rm', 'rmdir', 'unlink', 'rename', 'copyFile', 'cp', 'symlink', 'link', 'chmod', 'chown', 'utimes',
+    'truncate', 'open']) {
+    out[name] = callbackify(out[name + 'Sync']);
+    promises[name] = promisify(out[name + 'Sync']);
+  }
+  out.realpath.native = out.realpath;
+  out.exists = (path, cb) => process.nextTick(() => cb(existsSync(path)));
+  promises.constants = constants;
+  out.promises = promises;
+  out.createReadStream = function createReadStream(path, opts) {
+    const { Readable } = require('node:stream');
+    const p = toPath(path);
+    const encoding = encodingOf(opts);
+    const start = opts && typeof opts === 'object' && opts.start !== undefined ? opts.start : 0;
+    const end = opts && typeof opts === 'object' && opts.end !== undefined ? opts.end + 1 : undefined;
+    const hwm = (opts && opts.highWaterMark) || 65536;
+    let data = null;
+    let pos = 0;
+    const stream = new Readable({
+      encoding: encoding || undefined,
+      highWaterMark: hwm,
+      read() {
+        try {
+          if (data === null) data = readFileSync(p).subarray(start, end);
+        } catch (e) {
+          this.destroy(e);
+          return;
+        }
+        if (pos >= data.length) {
+          this.push(null);
+          return;
+        }
+        const chunk = data.subarray(pos, pos + hwm);
+        pos += chunk.length;
+        this.push(chunk);
+      },
+    });
+    stream.path = p;
+    return stream;
+  };
+  bundle.fs = out;
+  return out;
+}

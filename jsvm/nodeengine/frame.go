@@ -1,0 +1,158 @@
+package nodeengine
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Frames are how gorender and an executor talk, over two pipes (the
+// child's fd 3 in, fd 4 out): a little-endian u32 header length, a u32
+// body length, the JSON header, then the body bytes. The body carries
+// what can be large and is opaque to the header: bundle sources, rendering
+// requests, update chunks, rendered HTML and stream chunks.
+//
+// gorender → executor:
+//
+//	init    options; body: env.js                      → ready
+//	load    b (program key), name, file, dir; body: the bundle source
+//	                                                     → loaded | loadFailed
+//	unload  b
+//	render  r (render id), b (entry), set (bundle id → program key), sink,
+//	        updates, host (shared-context values from gorender); body: code
+//	update  r, n (sequence), id (bundle id); body: code → updateFailed on error
+//	close   r: no more updates
+//	cancel  r, why (client | idle | interrupt)          → done (kind canceled)
+//
+// executor → gorender:
+//
+//	ready        node (version), pid
+//	loaded       b
+//	loadFailed   b, message, stack
+//	start        r: the result is a stream; the answer starts now
+//	chunk        r; body: the bytes
+//	call         r, k (shared-context key), args: a host function's call
+//	updateFailed r, n, message
+//	done         r, kind (body | streamed | nil | js | unsupported |
+//	             stubPending | neverSettled | stalled | canceled), message,
+//	             stack; body: the rendered text for kind body
+type header struct {
+	T string `json:"t"`
+
+	R       uint64            `json:"r,omitempty"`
+	B       string            `json:"b,omitempty"`
+	Name    string            `json:"name,omitempty"`
+	File    string            `json:"file,omitempty"`
+	Dir     string            `json:"dir,omitempty"`
+	Set     map[string]string `json:"set,omitempty"`
+	Sink    bool              `json:"sink,omitempty"`
+	Updates bool              `json:"updates,omitempty"`
+	Host    []hostEntry       `json:"host,omitempty"`
+	ID      string            `json:"id,omitempty"`
+	N       uint64            `json:"n,omitempty"`
+	Why     string            `json:"why,omitempty"`
+	Options *executorOptions  `json:"options,omitempty"`
+
+	Node    string   `json:"node,omitempty"`
+	PID     int      `json:"pid,omitempty"`
+	Kind    string   `json:"kind,omitempty"`
+	Message string   `json:"message,omitempty"`
+	Stack   string   `json:"stack,omitempty"`
+	K       string   `json:"k,omitempty"`
+	Args    []string `json:"args,omitempty"`
+}
+
+// executorOptions is the environment every bundle context of a process gets.
+type executorOptions struct {
+	StubTimers      bool `json:"stubTimers"`
+	SupportModules  bool `json:"supportModules"`
+	ReplayAsyncLogs bool `json:"replayAsyncLogs"`
+}
+
+// hostEntry is a shared-context value gorender puts in before a render
+// (pull mode): kind "value" (a string, number or boolean), "set" (a Set of
+// strings) or "func" (a function whose calls come back as call frames).
+type hostEntry struct {
+	Key   string `json:"key"`
+	Kind  string `json:"kind"`
+	Value any    `json:"value,omitempty"`
+}
+
+type frame struct {
+	h    header
+	body []byte
+}
+
+// Bounds of what an executor may send: a header is small; a body is at
+// most maxFrameBody (a rendered page, a stream chunk). Anything past them is
+// a protocol error, not an allocation.
+const (
+	maxFrameHeader = 1 << 20
+	maxFrameBody   = 1 << 30
+)
+
+// errProtocol marks a frame the executor should never have sent.
+var errProtocol = errors.New("executor protocol error")
+
+// writeFrame encodes one frame; the caller serializes writes.
+func writeFrame(w io.Writer, h *header, body []byte) error {
+	hb, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("encode %s frame: %w", h.T, err)
+	}
+	buf := make([]byte, 8, 8+len(hb)+min(len(body), 1<<16))
+	binary.LittleEndian.PutUint32(buf[0:4], uint32(len(hb)))
+	binary.LittleEndian.PutUint32(buf[4:8], uint32(len(body)))
+	buf = append(buf, hb...)
+	if len(body) <= 1<<16 {
+		buf = append(buf, body...)
+		_, err = w.Write(buf)
+		return err
+	}
+	if _, err := w.Write(buf); err != nil {
+		return err
+	}
+	_, err = w.Write(body)
+	return err
+}
+
+// readFrame reads one frame. io.EOF means the executor closed its end
+// between frames; anything malformed is errProtocol.
+func readFrame(r *bufio.Reader) (frame, error) {
+	var pre [8]byte
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return frame{}, fmt.Errorf("%w: the stream ended inside a frame's lengths", errProtocol)
+		}
+		return frame{}, err
+	}
+	hlen := binary.LittleEndian.Uint32(pre[0:4])
+	blen := binary.LittleEndian.Uint32(pre[4:8])
+	if hlen == 0 || hlen > maxFrameHeader {
+		return frame{}, fmt.Errorf("%w: header of %d bytes", errProtocol, hlen)
+	}
+	if blen > maxFrameBody {
+		return frame{}, fmt.Errorf("%w: body of %d bytes", errProtocol, blen)
+	}
+	hb := make([]byte, hlen)
+	if _, err := io.ReadFull(r, hb); err != nil {
+		return frame{}, fmt.Errorf("%w: the stream ended inside a frame's header: %v", errProtocol, err)
+	}
+	var f frame
+	if err := json.Unmarshal(hb, &f.h); err != nil {
+		return frame{}, fmt.Errorf("%w: header %.200q: %v", errProtocol, hb, err)
+	}
+	if f.h.T == "" {
+		return frame{}, fmt.Errorf("%w: header %.200q has no type", errProtocol, hb)
+	}
+	if blen > 0 {
+		f.body = make([]byte, blen)
+		if _, err := io.ReadFull(r, f.body); err != nil {
+			return frame{}, fmt.Errorf("%w: the stream ended inside a %s frame's body: %v", errProtocol, f.h.T, err)
+		}
+	}
+	return f, nil
+}

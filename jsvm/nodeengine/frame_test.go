@@ -1,0 +1,92 @@
+package nodeengine
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"testing"
+)
+
+func TestFrameRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	big := bytes.Repeat([]byte("é"), 100_000)
+	frames := []struct {
+		h    header
+		body []byte
+	}{
+		{header{T: "render", R: 7, B: "p1", Set: map[string]string{"a": "p1"}, Sink: true, Host: []hostEntry{{Key: "pushProps", Kind: "set", Value: []string{"x"}}}}, []byte("code()")},
+		{header{T: "chunk", R: 7}, big},
+		{header{T: "done", R: 7, Kind: "body"}, nil},
+	}
+	for _, f := range frames {
+		if err := writeFrame(&buf, &f.h, f.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := bufio.NewReader(&buf)
+	for _, want := range frames {
+		got, err := readFrame(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.h.T != want.h.T || got.h.R != want.h.R || !bytes.Equal(got.body, want.body) {
+			t.Fatalf("got %+v (%d bytes), want %+v", got.h, len(got.body), want.h)
+		}
+	}
+	if _, err := readFrame(r); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the last frame: %v, want io.EOF", err)
+	}
+}
+
+// FuzzReadFrame: whatever an executor writes, reading it ends in a frame,
+// io.EOF or a protocol error, never a panic or an allocation past the
+// bounds.
+func FuzzReadFrame(f *testing.F) {
+	var ok bytes.Buffer
+	_ = writeFrame(&ok, &header{T: "done", R: 1, Kind: "body"}, []byte("<p>x</p>"))
+	f.Add(ok.Bytes())
+	f.Add([]byte{})
+	f.Add([]byte{5, 0, 0, 0, 0, 0, 0, 0, 'n', 'o', 't', 'j', 's'})
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0})
+	f.Add([]byte{2, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, '{', '}'})
+	f.Add([]byte{2, 0, 0, 0, 0, 0, 0, 0, '{', '}'})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := bufio.NewReader(bytes.NewReader(data))
+		for {
+			fr, err := readFrame(r)
+			if err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, errProtocol) {
+					t.Fatalf("error neither EOF nor protocol: %v", err)
+				}
+				return
+			}
+			if fr.h.T == "" {
+				t.Fatal("a frame without a type")
+			}
+			if len(data) >= 8 && len(fr.body) > len(data) {
+				t.Fatal("a body longer than the input")
+			}
+		}
+	})
+}
+
+func TestReadFrameBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		hlen, blen uint32
+	}{
+		{"empty header", 0, 0},
+		{"header too large", maxFrameHeader + 1, 0},
+		{"body too large", 10, maxFrameBody + 1},
+	} {
+		var pre [8]byte
+		binary.LittleEndian.PutUint32(pre[0:4], tc.hlen)
+		binary.LittleEndian.PutUint32(pre[4:8], tc.blen)
+		_, err := readFrame(bufio.NewReader(bytes.NewReader(pre[:])))
+		if !errors.Is(err, errProtocol) {
+			t.Errorf("%s: %v, want a protocol error", tc.name, err)
+		}
+	}
+}

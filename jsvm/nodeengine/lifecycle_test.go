@@ -1,0 +1,600 @@
+package nodeengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+// alive reports whether a process with that pid exists.
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// waitFor polls cond every 5 ms for up to d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// running reports the engine's processes once all n are up.
+func running(t *testing.T, e *Engine, n int) []jsvm.ProcessStats {
+	t.Helper()
+	var procs []jsvm.ProcessStats
+	waitFor(t, 30*time.Second, fmt.Sprintf("%d processes running", n), func() bool {
+		procs = e.Processes()
+		return len(procs) == n
+	})
+	return procs
+}
+
+// TestProcessesSharedAcrossBundles: W processes serve B bundles, each
+// process holding a context per bundle it rendered: never one process per
+// bundle and runtime.
+func TestProcessesSharedAcrossBundles(t *testing.T) {
+	e, _ := newEngine(t, config{Processes: 2, StubTimers: true})
+	var rts []jsvm.Runtime
+	for i := range 3 {
+		name := fmt.Sprintf("b%d", i)
+		p, err := e.Compile(name, "", fmt.Sprintf("var me = %q;", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // two runtimes per bundle, as a pool of 2 holds
+			rt, _ := e.NewRuntime()
+			if err := rt.Load(context.Background(), p); err != nil {
+				t.Fatal(err)
+			}
+			rts = append(rts, rt)
+		}
+	}
+	var wg sync.WaitGroup
+	for i, rt := range rts {
+		wg.Go(func() {
+			name := fmt.Sprintf("b%d", i/2)
+			for range 5 {
+				if got, err := eval(t, rt, name, "me"); err != nil || got != name {
+					t.Errorf("%s: %q %v", name, got, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	procs := running(t, e, 2)
+	if e.spawned.Load() != 2 {
+		t.Errorf("%d processes started, want 2", e.spawned.Load())
+	}
+	for _, p := range procs {
+		if p.Bundles != 3 {
+			t.Errorf("process %d holds %d bundles, want 3 (every bundle, loaded by two runtimes each)", p.Slot, p.Bundles)
+		}
+		if p.RSS <= 0 {
+			t.Errorf("process %d: RSS %d", p.Slot, p.RSS)
+		}
+	}
+}
+
+// TestDeadlineKillsOnlyItsProcess: a render past its deadline in a loop
+// that never yields is answered at the deadline and its process killed and
+// replaced, while a render of another bundle on the other process carries
+// on to its end.
+func TestDeadlineKillsOnlyItsProcess(t *testing.T) {
+	e, _ := newEngine(t, config{Processes: 2})
+	loop := load(t, e, "loop", "", `var x = 1;`)
+	other := load(t, e, "other", "", `var y = 2;`)
+	before := running(t, e, 2)
+
+	slow := make(chan error, 1)
+	slowStarted := make(chan struct{})
+	go func() {
+		// Holds the other process across the kill: done 400 ms after it starts.
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		close(slowStarted)
+		res, err := other.Eval(ctx, `new Promise((resolve) => setTimeout(() => resolve('other ' + y), 400))`, jsvm.NewRequest(nil))
+		if err == nil && res.Body != "other 2" {
+			err = fmt.Errorf("body %q", res.Body)
+		}
+		slow <- err
+	}()
+	<-slowStarted
+	waitFor(t, 10*time.Second, "the other render running", func() bool {
+		for _, p := range e.Processes() {
+			if p.Busy {
+				return true
+			}
+		}
+		return false
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	started := time.Now()
+	_, err := loop.Eval(ctx, `while (true) {}`, jsvm.NewRequest(nil))
+	took := time.Since(started)
+	re := renderErr(t, err)
+	if re.Kind != jsvm.KindTimeout || !strings.HasPrefix(re.Text, "Render timed out after 1") {
+		t.Fatalf("answer %v %q", re.Kind, re.Text)
+	}
+	if took > 2*time.Second {
+		t.Errorf("answered after %s, want about the 150 ms deadline", took)
+	}
+	if !loop.Broken() {
+		t.Error("the runtime whose process was killed is not retired")
+	}
+	if err := <-slow; err != nil {
+		t.Fatalf("the other process's render: %v", err)
+	}
+	after := running(t, e, 2)
+	killed := 0
+	for i := range before {
+		if !alive(before[i].PID) {
+			killed++
+		}
+	}
+	if killed != 1 {
+		t.Errorf("%d of the 2 processes gone, want exactly the runaway's", killed)
+	}
+	if got := e.ProcessRestarts()[reasonDeadline]; got != 1 {
+		t.Errorf("restarts for deadline = %d, want 1 (all: %v)", got, e.ProcessRestarts())
+	}
+	// The replacement has the bundle back, and both bundles render.
+	rt := load(t, e, "loop", "", `var x = 1;`) // a fresh runtime, as the pool replaces a retired one
+	_ = rt
+	for range 4 {
+		if got := mustEval(t, other, "other", `'y=' + y`); got != "y=2" {
+			t.Fatal(got)
+		}
+	}
+	_ = after
+}
+
+// TestOutOfMemory: a render that outgrows the V8 heap limit kills its
+// process; it is answered like a timeout, the process is replaced, and the
+// next render works.
+func TestOutOfMemory(t *testing.T) {
+	e, _ := newEngine(t, config{HeapLimit: 64 << 20})
+	rt := load(t, e, "hog", "", `var kept = [];`)
+	// Bounded: should the limit not apply, this stops at about 1.5 GB.
+	_, err := eval(t, rt, "hog", `for (let i = 0; i < 3e7; i++) kept.push({ i, s: 'x' + i }); 'survived'`)
+	re := renderErr(t, err)
+	want := "Render failed: the Node.js process running it ran out of memory (its V8 heap limit of 64 MiB) and was replaced."
+	if re.Kind != jsvm.KindTimeout || re.Text != want {
+		t.Fatalf("answer %v %q, want %q", re.Kind, re.Text, want)
+	}
+	if !rt.Broken() {
+		t.Error("runtime not retired")
+	}
+	running(t, e, 1)
+	if got := e.ProcessRestarts()[reasonOOM]; got != 1 {
+		t.Errorf("restarts for oom = %d, want 1 (all: %v)", got, e.ProcessRestarts())
+	}
+	fresh := load(t, e, "hog", "", `var kept = [];`)
+	if got := mustEval(t, fresh, "hog", `'ok ' + kept.length`); got != "ok 0" {
+		t.Fatal(got)
+	}
+}
+
+// recordingSink keeps a stream's chunks and can refuse them.
+type recordingSink struct {
+	mu      sync.Mutex
+	started bool
+	chunks  [][]byte
+	first   chan struct{} // closed at the first chunk
+	failAt  int
+}
+
+func newSink() *recordingSink { return &recordingSink{first: make(chan struct{})} }
+
+func (s *recordingSink) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started = true
+	return nil
+}
+
+func (s *recordingSink) Write(p []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failAt > 0 && len(s.chunks)+1 >= s.failAt {
+		return errors.New("client gone")
+	}
+	s.chunks = append(s.chunks, append([]byte(nil), p...))
+	if len(s.chunks) == 1 {
+		close(s.first)
+	}
+	return nil
+}
+
+func (s *recordingSink) body() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	for _, c := range s.chunks {
+		b.Write(c)
+	}
+	return b.String()
+}
+
+// TestCrashMidStream: the process running a stream dies after its first
+// chunk (the kernel's OOM killer, a segfault): the render is answered
+// with the crash, its process replaced, the next render works.
+func TestCrashMidStream(t *testing.T) {
+	e, logs := newEngine(t, config{SupportModules: true})
+	rt := load(t, e, "streamer", "", `globalThis.PassThrough = require('stream').PassThrough;`)
+	pid := running(t, e, 1)[0].PID
+	sink := newSink()
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"streamer": rt})
+	req.Sink = sink
+	go func() {
+		<-sink.first
+		_ = syscall.Kill(pid, syscall.SIGSEGV)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := rt.Eval(ctx, `var s = new PassThrough(); s.write('<p>shell</p>'); setTimeout(() => s.end('late'), 60000); s`, req)
+	re := renderErr(t, err)
+	if re.Kind != jsvm.KindTimeout || !strings.HasPrefix(re.Text, "Render failed: the Node.js process running it exited unexpectedly (killed by signal segmentation fault") {
+		t.Fatalf("answer %v %q", re.Kind, re.Text)
+	}
+	if sink.body() != "<p>shell</p>" {
+		t.Errorf("streamed %q before the crash", sink.body())
+	}
+	waitFor(t, 30*time.Second, "a replacement process", func() bool {
+		p := e.Processes()
+		return len(p) == 1 && p[0].PID != pid
+	})
+	if got := e.ProcessRestarts()[reasonCrash]; got != 1 {
+		t.Errorf("restarts for crash = %d, want 1 (all: %v)", got, e.ProcessRestarts())
+	}
+	if !strings.Contains(logs.String(), "node process died during a render") {
+		t.Error("the crash was not logged")
+	}
+	fresh := load(t, e, "streamer", "", `globalThis.PassThrough = require('stream').PassThrough;`)
+	if got := mustEval(t, fresh, "streamer", `typeof PassThrough`); got != "function" {
+		t.Fatal(got)
+	}
+}
+
+// TestMalformedFrames: an executor that writes what is not a frame (here:
+// bundle code that escaped its context and wrote to gorender's pipe) is a
+// protocol error: logged as a bug, its render answered at once (no hang),
+// its process replaced.
+func TestMalformedFrames(t *testing.T) {
+	for _, tc := range []struct{ name, bytes string }{
+		{"garbage", `'\x05\x00\x00\x00\x00\x00\x00\x00not json'`},
+		{"huge header", `'\xff\xff\xff\x7f\x00\x00\x00\x00'`},
+		{"no type", `'\x02\x00\x00\x00\x00\x00\x00\x00{}'`},
+		{"truncated then exit", `'\x40\x00\x00\x00'`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, logs := newEngine(t, config{})
+			rt := load(t, e, "b", "", `var x;`)
+			code := `(() => { const p = ` + escape + `; p.mainModule.require('fs').writeSync(4, p.mainModule.require('buffer').Buffer.from(` + tc.bytes + `, 'latin1'));
+				if (` + fmt.Sprint(tc.name == "truncated then exit") + `) p.reallyExit(3);
+				return new Promise(() => {}); })()`
+			started := time.Now()
+			_, err := eval(t, rt, "b", code)
+			re := renderErr(t, err)
+			if re.Kind != jsvm.KindTimeout || re.Text != protocolText {
+				t.Fatalf("answer %v %q", re.Kind, re.Text)
+			}
+			if d := time.Since(started); d > 5*time.Second {
+				t.Errorf("answered after %s", d)
+			}
+			if !strings.Contains(logs.String(), "a gorender bug") {
+				t.Errorf("no bug log line:\n%s", logs)
+			}
+			running(t, e, 1)
+			if got := e.ProcessRestarts()[reasonProtocol]; got != 1 {
+				t.Errorf("restarts for protocol = %d, want 1 (all: %v)", got, e.ProcessRestarts())
+			}
+		})
+	}
+}
+
+// fakeNode writes an executable script standing in for node.
+func fakeNode(t *testing.T, script string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "node")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSlowStart: a Node.js that takes a while to start delays the engine's
+// start, not its correctness; one that does not start in time fails it
+// with a clear error, as does a missing or too old one.
+func TestSlowStart(t *testing.T) {
+	real, err := findNode("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := fakeNode(t, `case "$1" in --version) exec `+real.path+` --version;; esac
+sleep 1
+exec `+real.path+` "$@"`)
+	started := time.Now()
+	e, _ := newEngine(t, config{NodePath: slow, Processes: 2})
+	if d := time.Since(started); d < time.Second {
+		t.Errorf("the engine started in %s, before its first process could", d)
+	}
+	rt := load(t, e, "b", "", `var x = 'slow but fine';`)
+	if got := mustEval(t, rt, "b", "x"); got != "slow but fine" {
+		t.Fatal(got)
+	}
+
+	defer func(d time.Duration) { spawnLimit = d }(spawnLimit)
+	spawnLimit = 300 * time.Millisecond
+	_, err = start(config{NodePath: slow, Processes: 1})
+	if err == nil || !strings.Contains(err.Error(), "did not answer within 300ms of its start") {
+		t.Errorf("start past the limit: %v", err)
+	}
+	spawnLimit = 30 * time.Second
+
+	for _, tc := range []struct{ node, want string }{
+		{fakeNode(t, `echo v18.19.0`), "RENDERER_JS_ENGINE=node needs Node.js 20 or newer; "},
+		{filepath.Join(t.TempDir(), "missing-node"), "RENDERER_NODE_PATH="},
+		{fakeNode(t, `case "$1" in --version) echo v20.20.2;; *) exit 9;; esac`), "no process started"},
+	} {
+		if _, err := start(config{NodePath: tc.node}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.node, err, tc.want)
+		}
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := start(config{}); err == nil || !strings.Contains(err.Error(), "no node was found on PATH") {
+		t.Errorf("without node: %v", err)
+	}
+}
+
+// TestCloseWithBusyProcesses: closing the engine while its processes run
+// renders (a loop that never yields, a stream waiting on a timer) answers
+// those renders and leaves no process behind.
+func TestCloseWithBusyProcesses(t *testing.T) {
+	e, _ := newEngine(t, config{Processes: 2, SupportModules: true})
+	rt1 := load(t, e, "a", "", `globalThis.PassThrough = require('stream').PassThrough;`)
+	rt2 := load(t, e, "a", "", `globalThis.PassThrough = require('stream').PassThrough;`)
+	procs := running(t, e, 2)
+	results := make(chan error, 2)
+	go func() {
+		_, err := rt1.Eval(context.Background(), `while (true) {}`, jsvm.NewRequest(nil))
+		results <- err
+	}()
+	go func() {
+		req := jsvm.NewRequest(nil)
+		req.Sink = newSink()
+		_, err := rt2.Eval(context.Background(), `var s = new PassThrough(); s.write('x'); setTimeout(() => s.end(), 60000); s`, req)
+		results <- err
+	}()
+	waitFor(t, 10*time.Second, "both processes busy", func() bool {
+		busy := 0
+		for _, p := range e.Processes() {
+			if p.Busy {
+				busy++
+			}
+		}
+		return busy == 2
+	})
+	closed := time.Now()
+	e.Close()
+	if d := time.Since(closed); d > 5*time.Second {
+		t.Errorf("Close took %s", d)
+	}
+	for range 2 {
+		select {
+		case err := <-results:
+			if err == nil {
+				t.Error("a render killed by Close succeeded")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a render was not answered when the engine closed")
+		}
+	}
+	for _, p := range procs {
+		if alive(p.PID) {
+			t.Errorf("process %d still alive after Close", p.PID)
+		}
+	}
+	if _, err := os.Stat(e.dir); !os.IsNotExist(err) {
+		t.Errorf("the executor's directory is left: %v", err)
+	}
+	if _, err := e.NewRuntime(); err == nil {
+		t.Error("a closed engine made a runtime")
+	}
+}
+
+// TestCancelKeepsTheProcess: a render whose request goes away while it
+// waits (no JavaScript running) is asked to stop, stops, and its process
+// serves the next render with none of the stopped render's timers firing.
+func TestCancelKeepsTheProcess(t *testing.T) {
+	e, _ := newEngine(t, config{SupportModules: true})
+	rt := load(t, e, "s", "", `globalThis.PassThrough = require('stream').PassThrough; globalThis.fired = [];`)
+	pid := running(t, e, 1)[0].PID
+	ctx, cancel := context.WithCancel(context.Background())
+	sink := newSink()
+	go func() {
+		<-sink.first
+		cancel()
+	}()
+	req := jsvm.NewRequest(nil)
+	req.Sink = sink
+	_, err := rt.Eval(ctx, `var s = new PassThrough(); s.write('shell'); setTimeout(() => { fired.push('late'); s.end(); }, 300); s`, req)
+	if re := renderErr(t, err); re.Kind != jsvm.KindCanceled {
+		t.Fatalf("answer %v %q", re.Kind, re.Text)
+	}
+	if rt.Broken() {
+		t.Fatal("the runtime was retired: its process was killed although it stopped when asked")
+	}
+	if got := mustEval(t, rt, "s", `new Promise((resolve) => setTimeout(() => resolve(JSON.stringify(fired)), 500))`); got != "[]" {
+		t.Fatalf("the canceled render's timer fired later: %s", got)
+	}
+	if p := e.Processes(); len(p) != 1 || p[0].PID != pid {
+		t.Errorf("processes %+v, want the same one (pid %d)", p, pid)
+	}
+
+	// A render that does not stop when asked (JavaScript running) costs its
+	// process after the grace.
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	started := time.Now()
+	_, err = rt.Eval(ctx, `while (true) {}`, jsvm.NewRequest(nil))
+	if re := renderErr(t, err); re.Kind != jsvm.KindCanceled {
+		t.Fatalf("answer %v %q", re.Kind, re.Text)
+	}
+	if d := time.Since(started); d > 100*time.Millisecond+cancelGrace+2*time.Second {
+		t.Errorf("answered after %s", d)
+	}
+	if !rt.Broken() {
+		t.Error("runtime not retired after its process was killed")
+	}
+	waitFor(t, 10*time.Second, "the restart counted as unresponsive", func() bool { return e.ProcessRestarts()[reasonUnresponsive] == 1 })
+}
+
+// TestRecycleAfterMaxRenders: a process is replaced after
+// MaxRendersPerProcess renders, between renders, losing none.
+func TestRecycleAfterMaxRenders(t *testing.T) {
+	e, _ := newEngine(t, config{MaxRendersPerProcess: 3, StubTimers: true})
+	rt := load(t, e, "b", "", `var n = 0;`)
+	pids := map[int]bool{}
+	for i := range 7 {
+		waitFor(t, 30*time.Second, "a process", func() bool { return len(e.Processes()) == 1 })
+		pids[e.Processes()[0].PID] = true
+		if got := mustEval(t, rt, "b", `String(++n)`); got != fmt.Sprint(i%3+1) {
+			t.Fatalf("render %d: n = %s (a process keeps its bundle's state until it is replaced)", i, got)
+		}
+	}
+	if len(pids) != 3 {
+		t.Errorf("%d processes served 7 renders, want 3", len(pids))
+	}
+	if got := e.ProcessRestarts()[reasonRecycled]; got < 2 {
+		t.Errorf("restarts for recycled = %d, want 2", got)
+	}
+}
+
+// TestRestartOnSchedule: every RestartInterval each process is replaced,
+// one at a time, and renders carry on meanwhile.
+func TestRestartOnSchedule(t *testing.T) {
+	e, _ := newEngine(t, config{Processes: 2, RestartInterval: 300 * time.Millisecond, RestartDelay: 50 * time.Millisecond, StubTimers: true})
+	rt := load(t, e, "b", "", `var x = 'ok';`)
+	first := running(t, e, 2)
+	deadline := time.Now().Add(20 * time.Second)
+	for e.ProcessRestarts()[reasonRecycled] < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("restarts %v after 20 s of a 300 ms schedule", e.ProcessRestarts())
+		}
+		if got := mustEval(t, rt, "b", "x"); got != "ok" {
+			t.Fatal(got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, p := range first {
+		waitFor(t, 10*time.Second, "the first processes replaced", func() bool { return !alive(p.PID) })
+	}
+	running(t, e, 2)
+}
+
+// TestClosedProgramsAreUnloaded: once the pools let go of a bundle
+// (jsvm.ProgramCloser) and its last runtime closes, no process keeps it.
+func TestClosedProgramsAreUnloaded(t *testing.T) {
+	e, _ := newEngine(t, config{Processes: 2, StubTimers: true})
+	p, err := e.Compile("gone", "", `var big = new Array(1e6).fill(1);`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rts []jsvm.Runtime
+	for range 2 {
+		rt, _ := e.NewRuntime()
+		if err := rt.Load(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		rts = append(rts, rt)
+	}
+	for _, ps := range running(t, e, 2) {
+		if ps.Bundles != 1 {
+			t.Fatalf("process %d holds %d bundles before, want 1", ps.Slot, ps.Bundles)
+		}
+	}
+	p.(jsvm.ProgramCloser).Close()
+	for _, rt := range rts {
+		rt.Close()
+	}
+	for _, ps := range running(t, e, 2) {
+		if ps.Bundles != 0 {
+			t.Errorf("process %d holds %d bundles after, want 0", ps.Slot, ps.Bundles)
+		}
+	}
+}
+
+// endlessStream never yields to the event loop: each chunk comes from a
+// promise that is already resolved.
+const endlessStream = `({ getReader: function () { return {
+  read: function () { return Promise.resolve({ done: false, value: 'chunk\n' }); },
+  cancel: function () { return Promise.resolve(); }
+}; } })`
+
+// TestClientLeavesAnEndlessStream: a stream that never yields to the event
+// loop still sees its client leave: it is stopped and answered, and its
+// process kept.
+func TestClientLeavesAnEndlessStream(t *testing.T) {
+	e, _ := newEngine(t, config{StubTimers: true})
+	rt := load(t, e, "s", "", `var x;`)
+	pid := running(t, e, 1)[0].PID
+	sink := newSink()
+	sink.failAt = 100
+	req := jsvm.NewRequest(nil)
+	req.Sink = sink
+	_, err := rt.Eval(context.Background(), endlessStream, req)
+	if re := renderErr(t, err); re.Kind != jsvm.KindCanceled || re.Text != jsvm.StreamCanceledText {
+		t.Fatalf("answer %v %q", re.Kind, re.Text)
+	}
+	if rt.Broken() {
+		t.Fatal("the process was killed: the stream did not see the cancel")
+	}
+	if p := e.Processes(); len(p) != 1 || p[0].PID != pid {
+		t.Errorf("processes %+v, want the same one (pid %d)", p, pid)
+	}
+	if got := mustEval(t, rt, "s", `'after'`); got != "after" {
+		t.Fatal(got)
+	}
+}
+
+// TestCloseWhileAProcessLoadsItsBundlesBack: a replacement process that is
+// still loading its predecessor's bundles is stopped by Close at once.
+func TestCloseWhileAProcessLoadsItsBundlesBack(t *testing.T) {
+	e, _ := newEngine(t, config{StubTimers: true})
+	// Evaluating this bundle takes 5 s.
+	load(t, e, "slow", "", `var end = Date.now() + 5000; while (Date.now() < end) {}`)
+	first := running(t, e, 1)[0].PID
+	_ = syscall.Kill(first, syscall.SIGKILL)
+	var second int
+	waitFor(t, 30*time.Second, "the replacement loading the bundle back", func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if p := e.procs[0]; p != nil && p.pid != first && !p.dead.Load() {
+			second = p.pid
+			return true
+		}
+		return false
+	})
+	started := time.Now()
+	e.Close()
+	if d := time.Since(started); d > 3*time.Second {
+		t.Errorf("Close took %s while the replacement loaded its bundles back", d)
+	}
+	if alive(second) {
+		t.Errorf("the replacement %d outlived Close", second)
+	}
+}

@@ -1,0 +1,431 @@
+package nodeengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+// bundleRuntime is a bundle's lease on the engine's processes: it holds no
+// process between renders. Load makes sure the bundle is evaluated in a
+// process (one more each time another runtime of the bundle loads, so that
+// a pool of N runtimes warms N processes); Eval runs a render on the
+// process reserved for it.
+type bundleRuntime struct {
+	eng      *Engine
+	prg      *program
+	reserved *proc // by Reserve, for the next Eval
+	broken   bool
+	closed   bool
+}
+
+// NewRuntime implements jsvm.Engine.
+func (e *Engine) NewRuntime() (jsvm.Runtime, error) {
+	if e.isClosed() {
+		return nil, errClosed
+	}
+	return &bundleRuntime{eng: e}, nil
+}
+
+// Load implements jsvm.Runtime.
+func (r *bundleRuntime) Load(ctx context.Context, p jsvm.Program) error {
+	prg, ok := p.(*program)
+	if !ok {
+		return fmt.Errorf("load bundle: program %T is not a node program", p)
+	}
+	if r.prg != nil {
+		return fmt.Errorf("load bundle %s: the runtime holds bundle %s already", prg.name, r.prg.name)
+	}
+	prg.mu.Lock()
+	prg.refs++
+	prg.mu.Unlock()
+	r.prg = prg
+	return r.eng.warm(ctx, prg)
+}
+
+// warm evaluates prg in a process: the first time in any (a bundle that
+// fails to evaluate fails here), then in one more that lacks it if one is
+// idle now.
+func (e *Engine) warm(ctx context.Context, prg *program) error {
+	e.mu.Lock()
+	anywhere := false
+	for _, p := range e.procs {
+		if p != nil && p.loaded[prg] {
+			anywhere = true
+			break
+		}
+	}
+	e.mu.Unlock()
+	var p *proc
+	if anywhere {
+		if p = e.tryReserveLacking(prg); p == nil {
+			return nil
+		}
+	} else {
+		var err error
+		if p, err = e.reserve(ctx, nil); err != nil {
+			return fmt.Errorf("load bundle %s: no node process became free: %w", prg.name, err)
+		}
+	}
+	defer e.release(p)
+	return e.loadInto(ctx, p, prg)
+}
+
+// Reserve implements jsvm.Reserver: it waits for a process for this
+// runtime's next render.
+func (r *bundleRuntime) Reserve(ctx context.Context) error {
+	if r.reserved != nil {
+		return nil
+	}
+	p, err := r.eng.reserve(ctx, r.prg)
+	if err != nil {
+		return err
+	}
+	r.reserved = p
+	return nil
+}
+
+// Unreserve implements jsvm.Reserver.
+func (r *bundleRuntime) Unreserve() {
+	if p := r.reserved; p != nil {
+		r.reserved = nil
+		r.eng.release(p)
+	}
+}
+
+// Broken implements jsvm.Runtime: a runtime whose render lost its process
+// (killed at the deadline, crashed) is retired; its bundle stays loaded in
+// the other processes.
+func (r *bundleRuntime) Broken() bool { return r.broken }
+
+// Close implements jsvm.Runtime.
+func (r *bundleRuntime) Close() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.Unreserve()
+	if r.prg != nil {
+		r.prg.mu.Lock()
+		r.prg.refs--
+		gone := r.prg.closed && r.prg.refs == 0
+		r.prg.mu.Unlock()
+		if gone {
+			r.eng.unloadIdle()
+		}
+	}
+}
+
+// cancelGrace is how long a render asked to stop (its client left, the
+// pools interrupted it) may take to say it stopped before its process is
+// killed. A render waiting on timers or I/O stops at once; one running
+// JavaScript does not answer.
+const cancelGrace = 250 * time.Millisecond
+
+// Eval implements jsvm.Runtime.
+func (r *bundleRuntime) Eval(ctx context.Context, code string, req *jsvm.Request) (jsvm.Result, error) {
+	if r.broken || r.closed {
+		return jsvm.Result{}, errors.New("evaluate: runtime is retired")
+	}
+	if r.prg == nil {
+		return jsvm.Result{}, errors.New("evaluate: no bundle loaded")
+	}
+	if req == nil {
+		req = jsvm.NewRequest(nil)
+	}
+	started := time.Now()
+	p := r.reserved
+	if p == nil {
+		var err error
+		if p, err = r.eng.reserve(ctx, r.prg); err != nil {
+			if ctx.Err() != nil {
+				return jsvm.Result{}, jsvm.InterruptedError(ctx, started)
+			}
+			return jsvm.Result{}, fmt.Errorf("evaluate: %w", err)
+		}
+		defer r.eng.release(p)
+	}
+	rn := &render{rt: r, p: p, req: req, code: code, started: started}
+	return rn.run(ctx)
+}
+
+// render is one Eval on one process.
+type render struct {
+	rt      *bundleRuntime
+	p       *proc
+	req     *jsvm.Request
+	code    string
+	started time.Time
+	id      uint64
+	funcs   map[string]jsvm.HostFunc
+}
+
+func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
+	r, p, req := rn.rt, rn.p, rn.req
+	set := make(map[string]string, len(req.Runtimes))
+	progs := []*program{r.prg}
+	for id, rt := range req.Runtimes {
+		other, ok := rt.(*bundleRuntime)
+		if !ok || other.prg == nil {
+			return jsvm.Result{}, fmt.Errorf("evaluate: the runtime of bundle %q is not a loaded node runtime", id)
+		}
+		set[id] = other.prg.key
+		progs = append(progs, other.prg)
+	}
+	for _, prg := range progs {
+		if err := r.eng.loadInto(ctx, p, prg); err != nil {
+			if p.dead.Load() {
+				r.broken = true
+			}
+			if ctx.Err() != nil {
+				return jsvm.Result{}, jsvm.InterruptedError(ctx, rn.started)
+			}
+			return jsvm.Result{}, fmt.Errorf("evaluate: %w", err)
+		}
+	}
+
+	rn.id = r.eng.nextRender.Add(1)
+	h := &header{T: "render", R: rn.id, B: r.prg.key, Set: set, Sink: req.Sink != nil, Updates: req.Updates != nil, Host: rn.hostEntries()}
+	if err := p.send(h, []byte(rn.code)); err != nil {
+		return rn.lost()
+	}
+	r.eng.rendered(p)
+
+	var notify chan struct{}
+	if req.Updates != nil {
+		notify = make(chan struct{}, 1)
+		req.Updates.SetNotify(func() {
+			select {
+			case notify <- struct{}{}:
+			default:
+			}
+		})
+		defer req.Updates.SetNotify(nil)
+	}
+	var (
+		pending       = make(map[uint64]jsvm.Update)
+		seq           uint64
+		updatesClosed bool
+		idle          *time.Timer
+		idleC         <-chan time.Time
+		graceC        <-chan time.Time
+		stopped       error // the answer, once gorender asked the render to stop
+	)
+	defer func() {
+		if idle != nil {
+			idle.Stop()
+		}
+	}()
+	touch := func() {
+		if idle != nil {
+			idle.Reset(req.StreamIdle)
+		}
+	}
+	stop := func(why string, answer error) {
+		if stopped != nil {
+			return
+		}
+		stopped = answer
+		if idle != nil {
+			idle.Stop()
+			idleC = nil
+		}
+		if err := p.send(&header{T: "cancel", R: rn.id, Why: why}, nil); err != nil {
+			p.kill(reasonUnresponsive)
+		}
+		graceC = time.After(cancelGrace)
+	}
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case f, ok := <-p.frames:
+			if !ok {
+				if stopped != nil {
+					r.broken = true
+					return jsvm.Result{}, stopped
+				}
+				return rn.lost()
+			}
+			if f.h.R != rn.id {
+				continue // a stale frame of an earlier render of the process
+			}
+			switch f.h.T {
+			case "start":
+				if stopped != nil {
+					continue
+				}
+				if req.Sink == nil {
+					return rn.protocolError(fmt.Errorf("%w: a stream started without a sink", errProtocol))
+				}
+				if err := req.Sink.Start(); err != nil {
+					stop("client", &jsvm.RenderError{Kind: jsvm.KindCanceled, Text: jsvm.CanceledText})
+					continue
+				}
+				if req.StreamIdle > 0 {
+					idle = time.NewTimer(req.StreamIdle)
+					idleC = idle.C
+				}
+			case "chunk":
+				if stopped != nil || len(f.body) == 0 || req.Sink == nil {
+					continue
+				}
+				touch()
+				if err := req.Sink.Write(f.body); err != nil {
+					stop("client", &jsvm.RenderError{Kind: jsvm.KindCanceled, Text: jsvm.StreamCanceledText})
+				}
+			case "call":
+				if fn := rn.funcs[f.h.K]; fn != nil && stopped == nil {
+					fn(f.h.Args...)
+				}
+			case "updateFailed":
+				if up, ok := pending[f.h.N]; ok {
+					delete(pending, f.h.N)
+					if req.Updates.Failed != nil {
+						req.Updates.Failed(up, f.h.Message)
+					}
+				}
+			case "done":
+				if stopped != nil {
+					return jsvm.Result{}, stopped
+				}
+				return rn.answer(f)
+			default:
+				return rn.protocolError(fmt.Errorf("%w: unexpected %q frame during a render", errProtocol, f.h.T))
+			}
+		case <-notify:
+			ups, closed := req.Updates.Take()
+			for _, up := range ups {
+				seq++
+				pending[seq] = up
+				touch()
+				if err := p.send(&header{T: "update", R: rn.id, N: seq, ID: up.BundleID}, []byte(up.Code)); err != nil {
+					p.kill(reasonUnresponsive)
+				}
+			}
+			if closed && !updatesClosed {
+				updatesClosed = true
+				if err := p.send(&header{T: "close", R: rn.id}, nil); err != nil {
+					p.kill(reasonUnresponsive)
+				}
+			}
+		case <-idleC:
+			idleC = nil
+			stop("idle", &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: jsvm.StreamIdleText(req.StreamIdle)})
+		case <-ctxDone:
+			ctxDone = nil
+			if pastDeadline(ctx) {
+				// A render past its deadline may be running JavaScript that
+				// never yields (a loop, a catastrophic regex): its process
+				// is killed and replaced; the other processes' renders go on.
+				p.kill(reasonDeadline)
+				r.broken = true
+				return jsvm.Result{}, jsvm.InterruptedError(ctx, rn.started)
+			}
+			stop("interrupt", jsvm.InterruptedError(ctx, rn.started))
+		case <-graceC:
+			p.kill(reasonUnresponsive)
+			r.broken = true
+			return jsvm.Result{}, stopped
+		}
+	}
+}
+
+// pastDeadline reports whether ctx ended at a render deadline rather than
+// by its request going away (or the pools stopping it).
+func pastDeadline(ctx context.Context) bool {
+	var d *jsvm.DeadlineError
+	return errors.As(context.Cause(ctx), &d) || errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
+// hostEntries are the shared-context values gorender put in before the
+// render, for the executor; host functions stay here and are called when
+// their call frames arrive.
+func (rn *render) hostEntries() []hostEntry {
+	var out []hostEntry
+	shared := rn.req.Shared
+	for _, k := range shared.Keys() {
+		key, isString := k.(string)
+		e, ok := shared.Get(k)
+		if !isString || !ok || e.Owner != nil {
+			continue // a runtime's, not the host's (none before a render)
+		}
+		switch val := e.Value.(type) {
+		case jsvm.HostSet:
+			out = append(out, hostEntry{Key: key, Kind: "set", Value: []string(val)})
+		case jsvm.HostFunc:
+			if rn.funcs == nil {
+				rn.funcs = make(map[string]jsvm.HostFunc)
+			}
+			rn.funcs[key] = val
+			out = append(out, hostEntry{Key: key, Kind: "func"})
+		default:
+			out = append(out, hostEntry{Key: key, Kind: "value", Value: val})
+		}
+	}
+	return out
+}
+
+// answer turns the executor's done frame into the render's answer, with
+// the texts every engine answers.
+func (rn *render) answer(f frame) (jsvm.Result, error) {
+	code := rn.code
+	switch f.h.Kind {
+	case "body":
+		return jsvm.Result{Body: string(f.body)}, nil
+	case "streamed":
+		return jsvm.Result{Streamed: true}, nil
+	case "nil":
+		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindNilResult, Text: jsvm.NilResultText(code)}
+	case "js":
+		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, f.h.Message, f.h.Stack)}
+	case "unsupported":
+		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindUnsupported, Text: jsvm.StreamWithoutSinkText}
+	case "stubPending":
+		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, jsvm.NeverSettledStubTimers, "")}
+	case "neverSettled":
+		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, jsvm.NeverSettledIdle, "")}
+	case "stalled":
+		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.StreamStalledText}
+	}
+	return rn.protocolError(fmt.Errorf("%w: done frame of unknown kind %q", errProtocol, f.h.Kind))
+}
+
+// protocolError answers a render whose executor broke the protocol: a bug,
+// logged as one; the process is killed and replaced.
+func (rn *render) protocolError(err error) (jsvm.Result, error) {
+	rn.rt.eng.log.Error("node executor broke the protocol: a gorender bug; the process is replaced", "node_process", rn.p.slot, "pid", rn.p.pid, "err", err)
+	rn.p.fault.CompareAndSwap(nil, &err)
+	rn.p.kill(reasonProtocol)
+	rn.rt.broken = true
+	return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: protocolText}
+}
+
+// lost answers a render whose process died under it.
+func (rn *render) lost() (jsvm.Result, error) {
+	rn.rt.broken = true
+	d := rn.p.death()
+	rn.rt.eng.log.Warn("node process died during a render; it is replaced", "node_process", rn.p.slot, "err", d)
+	return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: rn.rt.eng.deathText(d)}
+}
+
+// Answers of renders whose process was lost, given like a timeout's.
+const protocolText = "Render failed: the Node.js process running it broke gorender's executor protocol (a gorender bug, logged) and was replaced."
+
+func (e *Engine) deathText(d *deathError) string {
+	switch d.kind {
+	case deathOOM:
+		limit := "V8's default heap limit"
+		if e.cfg.HeapLimit > 0 {
+			limit = fmt.Sprintf("its V8 heap limit of %d MiB", e.heapLimitMiB())
+		}
+		return fmt.Sprintf("Render failed: the Node.js process running it ran out of memory (%s) and was replaced.", limit)
+	case deathProtocol:
+		return protocolText
+	case deathKilled:
+		return fmt.Sprintf("Render failed: the Node.js process running it was stopped (%s).", d.detail)
+	}
+	return fmt.Sprintf("Render failed: the Node.js process running it exited unexpectedly (%s) and was replaced.", d.detail)
+}

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package nodeengine
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// sysProcAttr puts each executor in its own process group. Only Linux
+// kills an executor whose gorender died without stopping it; elsewhere
+// the executor exits when its input pipe closes, once it is idle.
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+func spawn(cmd *exec.Cmd) error { return cmd.Start() }

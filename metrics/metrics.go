@@ -204,6 +204,52 @@ func (c *loadedBundles) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// ProcessSample is one process an engine runs renders in (the node
+// engine's), at a scrape.
+type ProcessSample struct {
+	Process string // its slot, "0" to "n-1": a bounded label
+	RSS     int64
+}
+
+// EngineProcesses registers the series of an engine that runs renders in
+// processes of its own (node): gorender_engine_processes,
+// gorender_engine_process_resident_bytes per process slot and
+// gorender_engine_process_restarts_total by reason. sample is asked at each
+// scrape.
+func (m *Metrics) EngineProcesses(sample func() ([]ProcessSample, map[string]uint64)) {
+	m.registry.MustRegister(&engineProcesses{
+		running: prometheus.NewDesc("gorender_engine_processes",
+			"Processes the JavaScript engine runs renders in (node engine), started and running.", nil, nil),
+		rss: prometheus.NewDesc("gorender_engine_process_resident_bytes",
+			"Resident memory of each engine process (node engine), by process slot.", []string{"process"}, nil),
+		restarts: prometheus.NewDesc("gorender_engine_process_restarts_total",
+			"Engine processes replaced (node engine), by reason: deadline, unresponsive, crash, oom, recycled, protocol, load_deadline, start.", []string{"reason"}, nil),
+		sample: sample,
+	})
+}
+
+type engineProcesses struct {
+	running, rss, restarts *prometheus.Desc
+	sample                 func() ([]ProcessSample, map[string]uint64)
+}
+
+func (c *engineProcesses) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.running
+	ch <- c.rss
+	ch <- c.restarts
+}
+
+func (c *engineProcesses) Collect(ch chan<- prometheus.Metric) {
+	procs, restarts := c.sample()
+	ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(len(procs)))
+	for _, p := range procs {
+		ch <- prometheus.MustNewConstMetric(c.rss, prometheus.GaugeValue, float64(p.RSS), p.Process)
+	}
+	for reason, n := range restarts {
+		ch <- prometheus.MustNewConstMetric(c.restarts, prometheus.CounterValue, float64(n), reason)
+	}
+}
+
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})

@@ -109,6 +109,11 @@ type Config struct {
 	// command: the source of process.env in the Node-compatible
 	// environment (the engine leaves the password out). Never logged.
 	Environ []string `json:"-"`
+	// NodePath is the node engine's Node.js executable ("": node on PATH).
+	NodePath string
+	// NodeHeapLimit is each node engine process's V8 heap limit in bytes
+	// (0: V8's default).
+	NodeHeapLimit uint64
 	// Warnings are problems that do not stop the start (a weak password,
 	// a deprecated name, a value upstream reads in a surprising way), to
 	// be logged once at start. They never contain the password.
@@ -251,7 +256,7 @@ var settings = []setting{
 	{
 		Name:       "RENDERER_WORKERS_COUNT",
 		DefaultDoc: "CPUs (Go's `GOMAXPROCS` at start: affinity and cgroup limit)",
-		Doc:        "JavaScript runtimes per loaded bundle: renders in parallel",
+		Doc:        "JavaScript runtimes per loaded bundle: renders in parallel; with `RENDERER_JS_ENGINE=node`, the Node.js processes, shared by every bundle: renders in parallel in all",
 		Value: orComputed(number(func(c *Config) *int { return &c.WorkersCount }, 1, 1024),
 			func(l *loader) { l.c.WorkersCount = startProcs }),
 	},
@@ -383,12 +388,12 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_MAX_RENDERS_PER_RUNTIME", Default: "0",
-		Doc:   "recycle a runtime after that many renders (replaced in the background); `0` is never",
+		Doc:   "recycle a runtime after that many renders (replaced in the background); with `node`, also each Node.js process after that many; `0` is never",
 		Value: number(func(c *Config) *int { return &c.MaxRendersPerRuntime }, 0, 1<<31-1),
 	},
 	{
 		Name: "RENDERER_ALL_WORKERS_RESTART_INTERVAL", DefaultDoc: "unset",
-		Doc: "minutes; with the next one (both or neither): recycle every runtime on that schedule, one at a time, while the others serve",
+		Doc: "minutes; with the next one (both or neither): recycle every runtime on that schedule, one at a time, while the others serve; with `node`, also every Node.js process",
 		Value: orComputed(duration(func(c *Config) *time.Duration { return &c.RecycleInterval }, time.Minute, positive),
 			func(*loader) {}),
 	},
@@ -518,7 +523,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_JS_ENGINE", Default: "goja",
-		Doc:   "`goja` or `quickjs` (modernc.org/quickjs, pure Go; opt-in, see [Engines](#engines))",
+		Doc:   "`goja`, `quickjs` (modernc.org/quickjs, pure Go) or `node` (renders in Node.js 20+ processes gorender supervises); both opt-in, see [Engines](#engines)",
 		Value: choice(func(c *Config) *string { return &c.JSEngine }, engines.Names...),
 	},
 	{
@@ -530,6 +535,22 @@ var settings = []setting{
 		Name: "RENDERER_QUICKJS_MEMORY_LIMIT", Default: "512MiB", Engine: "quickjs",
 		Doc:   "memory of each quickjs runtime (outside the Go heap, invisible to `GOMEMLIMIT`); a render that passes it is answered like a timeout and its runtime replaced; `0`/`off`: none",
 		Value: custom{read: parseQuickJSMemoryLimit, format: showQuickJSMemoryLimit},
+	},
+	{
+		Name: "RENDERER_NODE_PATH", DefaultDoc: "`node` on `PATH`", Engine: "node",
+		Doc:   "the Node.js executable (20 or newer) the node engine runs; gorender refuses to start without one",
+		Value: text(func(c *Config) *string { return &c.NodePath }),
+	},
+	{
+		Name: "RENDERER_NODE_HEAP_LIMIT", Engine: "node",
+		DefaultDoc: "45% of the container's memory limit split among the processes (at least 64 MiB), else V8's default",
+		Doc:        "V8 heap limit of each node engine process (`--max-old-space-size`); a render that passes it costs its process and is answered like a timeout. Sizes like `512MiB`; `0`: V8's default",
+		Value: orComputed(custom{read: parseNodeHeapLimit, format: showNodeHeapLimit},
+			func(l *loader) {
+				if l.c.MemoryLimit > 0 {
+					l.c.NodeHeapLimit = max(l.c.MemoryLimit/2/uint64(l.c.WorkersCount), minNodeHeapLimit)
+				}
+			}),
 	},
 	{
 		Name: "RENDERER_ENABLE_HEALTH_ENDPOINTS", DefaultDoc: "—",
@@ -885,6 +906,26 @@ func showQuickJSMemoryLimit(c *Config) string {
 		return "off"
 	}
 	return FormatBytes(uint64(c.QuickJSMemoryLimit))
+}
+
+// minNodeHeapLimit is the least V8 heap a node engine process gets: below
+// it Node.js itself and a real bundle hardly fit.
+const minNodeHeapLimit = 64 << 20
+
+func parseNodeHeapLimit(l *loader, v string) error {
+	n, err := parseBytes(v)
+	if err != nil || (n != 0 && (n < minNodeHeapLimit || n > 1<<40)) {
+		return errors.New("want a size such as 512MiB or 2GiB (at least 64MiB), or 0 for V8's default")
+	}
+	l.c.NodeHeapLimit = n
+	return nil
+}
+
+func showNodeHeapLimit(c *Config) string {
+	if c.NodeHeapLimit == 0 {
+		return "V8's default"
+	}
+	return FormatBytes(c.NodeHeapLimit)
 }
 
 func parseSwitch(v string) (on, ok bool) {

@@ -11,6 +11,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -75,6 +76,16 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		MemoryLimit:      cfg.QuickJSMemoryLimit,
 		KeepStringBuilds: !cfg.RewriteStringBuilds,
 		Environ:          cfg.Environ, // process.env (without the password)
+		Node: jsvm.NodeOptions{
+			Path:            cfg.NodePath,
+			Processes:       cfg.WorkersCount,
+			HeapLimit:       int64(cfg.NodeHeapLimit),
+			ReadRoots:       []string{cfg.CachePath, cfg.CachePath + ".artifact-snapshots"},
+			MaxRenders:      cfg.MaxRendersPerRuntime,
+			RestartInterval: cfg.RecycleInterval,
+			RestartDelay:    cfg.RecycleDelay,
+		},
+		Logger: logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("JavaScript engine: %w", err)
@@ -90,6 +101,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		// A bad declaration fails the start: a deploy that ships a broken
 		// cache must not come up half-ready.
 		if s.generation, err = cache.ReadGeneration(cfg.GenerationManifest); err != nil {
+			s.closeEngine()
 			return nil, err
 		}
 	}
@@ -118,6 +130,16 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 			}
 			return out
 		})
+		if r, ok := engine.(jsvm.ProcessReporter); ok {
+			m.EngineProcesses(func() ([]metrics.ProcessSample, map[string]uint64) {
+				procs := r.Processes()
+				out := make([]metrics.ProcessSample, len(procs))
+				for i, p := range procs {
+					out[i] = metrics.ProcessSample{Process: strconv.Itoa(p.Slot), RSS: p.RSS}
+				}
+				return out, r.ProcessRestarts()
+			})
+		}
 	}
 	budget := handlers.NewBudget(cfg.UnauthenticatedBudget)
 	if m != nil {
@@ -150,6 +172,14 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	}
 	s.handler = NewRouter(h, m, mw...)
 	return s, nil
+}
+
+// closeEngine stops what the engine runs outside gorender's own process
+// (the node engine's processes): nothing is left behind.
+func (s *Server) closeEngine() {
+	if c, ok := s.engine.(interface{ Close() }); ok {
+		c.Close()
+	}
 }
 
 // Ready implements handlers.Readiness (PROTOCOL.md §9).
@@ -252,6 +282,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	select {
 	case err := <-serveErr:
 		s.pools.Close()
+		s.closeEngine()
 		s.flushTraces()
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
@@ -262,6 +293,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
 	s.pools.Close()
+	s.closeEngine()
 	s.flushTraces()
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		_ = srv.Close()

@@ -4,11 +4,12 @@
 // the Rails gem does (package gemclient), or with hand-built requests for
 // malformed and edge cases. The contract is docs/PROTOCOL.md.
 //
-// GORENDER_TEST_ENGINE (goja, the default, or quickjs) is the JavaScript
-// engine every server runs (RENDERER_JS_ENGINE) unless a test names one:
-// the suite passes on both (scripts/test.sh runs it twice). For quickjs the
-// binary is built without the race detector, which instruments QuickJS's
-// translated C too and makes it about ten times slower.
+// GORENDER_TEST_ENGINE (goja, the default, quickjs or node) is the
+// JavaScript engine every server runs (RENDERER_JS_ENGINE) unless a test
+// names one: the suite passes on each (scripts/test.sh runs it three
+// times; node needs Node.js 20+ on PATH, scripts/install-node.sh). For
+// quickjs the binary is built without the race detector, which instruments
+// QuickJS's translated C too and makes it about ten times slower.
 package tests
 
 import (

@@ -1,0 +1,150 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// What only the node engine has: processes of its own beside gorender's.
+// These tests run in the node pass of the suite (scripts/test.sh).
+
+func skipUnlessNode(t *testing.T) {
+	t.Helper()
+	if testEngine != "node" {
+		t.Skipf("the node engine's processes (GORENDER_TEST_ENGINE=node); this pass runs %s", testEngine)
+	}
+}
+
+// childrenOf lists the processes whose parent is pid (from /proc).
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(s[i+1:])
+		if len(fields) < 2 {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(fields[1]); ppid == pid {
+			child, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// waitGone waits until none of pids is alive.
+func waitGone(t *testing.T, pids []int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var left []int
+		for _, pid := range pids {
+			if alive(pid) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Node.js processes %v still alive %s after gorender exited", left, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestNodeProcessesAndMemory: the node engine runs RENDERER_WORKERS_COUNT
+// processes whatever the number of bundles, and /metrics shows each one's
+// resident memory.
+func TestNodeProcessesAndMemory(t *testing.T) {
+	skipUnlessNode(t)
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "2"})
+	for i := range 3 {
+		id := newID("s")
+		s.upload(t, map[string]string{id: markerBundle("bundle " + strconv.Itoa(i))}, nil)
+		for _, tr := range transports {
+			s.render(t, tr, id, "MARKER").want(t, tr, 200, "bundle "+strconv.Itoa(i))
+		}
+	}
+	if kids := childrenOf(t, s.cmd.Process.Pid); len(kids) != 2 {
+		t.Errorf("gorender has %d child processes for 3 bundles, want 2: %v", len(kids), kids)
+	}
+	p := s.scrapeMetrics(t)
+	if got := p.value("gorender_engine_processes"); got != 2 {
+		t.Errorf("gorender_engine_processes = %v, want 2", got)
+	}
+	for _, slot := range []string{"0", "1"} {
+		if rss := p.value("gorender_engine_process_resident_bytes", "process", slot); rss < 10<<20 {
+			t.Errorf("process %s: resident bytes %v, want a Node.js process's (> 10 MiB)", slot, rss)
+		}
+	}
+}
+
+// TestNodeShutdownWithBusyProcesses: SIGTERM while both processes run
+// renders that never end: the drain gives up at the shutdown timeout, the
+// renders are stopped, and no Node.js process outlives gorender.
+func TestNodeShutdownWithBusyProcesses(t *testing.T) {
+	skipUnlessNode(t)
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "2", "RENDERER_SHUTDOWN_TIMEOUT": "1s"})
+	id := newID("s")
+	s.upload(t, map[string]string{id: markerBundle("x")}, nil)
+	kids := childrenOf(t, s.cmd.Process.Pid)
+	if len(kids) != 2 {
+		t.Fatalf("%d child processes, want 2", len(kids))
+	}
+	for _, tr := range transports {
+		s.startRender(t, tr, id, runaway)
+	}
+	s.waitScrape(t, 10*time.Second, "2 runaway renders", func(p promScrape) bool {
+		return p.value("gorender_runtimes_busy", "bundle", id) == 2
+	})
+	s.signal(t, syscall.SIGTERM)
+	code := s.waitExit(t, exitTimeout)
+	t.Logf("exit code %d", code)
+	waitGone(t, kids, 5*time.Second)
+}
+
+// TestNodeProcessesDieWithGorender: gorender killed with SIGKILL (no
+// shutdown at all) while its processes are busy leaves none behind: the
+// kernel kills them with it (PR_SET_PDEATHSIG).
+func TestNodeProcessesDieWithGorender(t *testing.T) {
+	skipUnlessNode(t)
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "2"})
+	id := newID("s")
+	s.upload(t, map[string]string{id: markerBundle("x")}, nil)
+	kids := childrenOf(t, s.cmd.Process.Pid)
+	if len(kids) != 2 {
+		t.Fatalf("%d child processes, want 2", len(kids))
+	}
+	s.startRender(t, transports[0], id, runaway)
+	s.waitScrape(t, 10*time.Second, "a runaway render", func(p promScrape) bool {
+		return p.value("gorender_runtimes_busy", "bundle", id) == 1
+	})
+	s.signal(t, syscall.SIGKILL)
+	s.waitExit(t, exitTimeout)
+	waitGone(t, kids, 5*time.Second)
+}

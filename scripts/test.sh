@@ -2,12 +2,15 @@
 # The whole test suite: formatting, vet, staticcheck, a static cgo-free build,
 # every package's tests (unit and end-to-end against the real binary on the
 # default engine, goja) with the race detector, then the QuickJS engine's
-# tests and the end-to-end suite again on QuickJS, both without it, and a
-# short run of each fuzz target on its committed corpus.
+# tests and the end-to-end suite again on QuickJS, both without it, the
+# end-to-end suite on the node engine (Node.js processes), and a short run
+# of each fuzz target on its committed corpus.
 # Then the deploy checks (helm lint, rendered manifests, Dockerfile lint and
 # build: scripts/check-deploy.sh, which installs helm from the Go module
-# proxy). Needs only Go; the JS fixtures are committed (tests/testdata/build.sh
-# rebuilds them with Node when they change).
+# proxy). Needs Go, and Node.js 20+ for the node engine, which
+# scripts/install-node.sh finds or installs from the npm registry; the JS
+# fixtures are committed (tests/testdata/build.sh rebuilds them with Node
+# when they change).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +36,11 @@ staticcheck=$(bash scripts/install-staticcheck.sh)
 step "static build (CGO_ENABLED=0)"
 CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/gorender
 
+step "Node.js for the node engine"
+node_bin=$(bash scripts/install-node.sh)
+export PATH="$(dirname "$node_bin"):$PATH"
+node --version
+
 step "go test -race"
 go test -race -count=1 -timeout 12m ./...
 
@@ -52,6 +60,12 @@ go test -count=1 -timeout 5m ./jsvm/quickjsengine/
 # code under the race detector).
 step "go test tests on QuickJS (no -race)"
 GORENDER_TEST_ENGINE=quickjs go test -count=1 -timeout 8m ./tests/
+
+# The end-to-end suite once more with every server on the node engine
+# (RENDERER_JS_ENGINE=node): the JavaScript runs in Node.js processes, so
+# the race detector watches gorender's own side of them.
+step "go test tests on the node engine"
+GORENDER_TEST_ENGINE=node go test -race -count=1 -timeout 12m ./tests/
 
 # A count, not a duration: with a -fuzztime duration, go1.26's fuzzing
 # coordinator can fail a target with a bare "context deadline exceeded" as the

@@ -30,9 +30,13 @@ import (
 	"github.com/gorender/gorender/tools/internal/repo"
 )
 
-// The pinned bases issue #8 asks for.
+// The pinned bases issue #8 asks for, and the node variant's (issue #14):
+// distroless's Node.js 20, whose node is at nodeBinary.
 const (
 	runtimeBase   = "gcr.io/distroless/static-debian12:nonroot"
+	nodeBase      = "gcr.io/distroless/nodejs20-debian12:nonroot"
+	nodeStage     = "node"
+	nodeBinary    = "/nodejs/bin/node"
 	builderImage  = "golang"
 	builderSuffix = "-bookworm"
 )
@@ -233,8 +237,66 @@ func TestDockerfileShape(t *testing.T) {
 	if d.final.BaseName != runtimeBase {
 		t.Errorf("image FROM %s, want %s", d.final.BaseName, runtimeBase)
 	}
+	checkImage(t, d, d.final)
+}
 
-	users := commands[*instructions.UserCommand](d.final)
+// TestNodeImageShape: the node variant (docker build --target node) is the
+// default image's twin on distroless's Node.js 20: the same binary, user,
+// port, cache volume, healthcheck and command, with RENDERER_JS_ENGINE=node
+// and RENDERER_NODE_PATH naming the image's node.
+func TestNodeImageShape(t *testing.T) {
+	d := parseDockerfile(t)
+	var node *instructions.Stage
+	for i := range d.stages {
+		if d.stages[i].Name == nodeStage {
+			node = &d.stages[i]
+		}
+	}
+	if node == nil {
+		t.Fatalf("no stage named %s", nodeStage)
+	}
+	if node == d.final {
+		t.Fatal("the node variant is the last stage: a plain docker build must make the default image")
+	}
+	if node.BaseName != nodeBase {
+		t.Errorf("node image FROM %s, want %s", node.BaseName, nodeBase)
+	}
+	checkImage(t, d, node)
+	env := stageEnv(node)
+	if env["RENDERER_JS_ENGINE"] != "node" || env["RENDERER_NODE_PATH"] != nodeBinary {
+		t.Errorf("node image ENV RENDERER_JS_ENGINE=%q RENDERER_NODE_PATH=%q, want node and %s", env["RENDERER_JS_ENGINE"], env["RENDERER_NODE_PATH"], nodeBinary)
+	}
+	// Twins: the same instructions but the base, the description and the
+	// engine's two variables.
+	shape := func(s *instructions.Stage) []string {
+		var out []string
+		for _, cmd := range s.Commands {
+			switch c := cmd.(type) {
+			case *instructions.LabelCommand:
+				continue
+			case *instructions.EnvCommand:
+				for _, kv := range c.Env {
+					if kv.Key != "RENDERER_JS_ENGINE" && kv.Key != "RENDERER_NODE_PATH" {
+						out = append(out, "ENV "+kv.Key+"="+kv.Value)
+					}
+				}
+				continue
+			}
+			out = append(out, fmt.Sprint(cmd))
+		}
+		return out
+	}
+	if a, b := shape(node), shape(d.final); !slices.Equal(a, b) {
+		t.Errorf("the node image's instructions differ from the default image's:\n node:    %q\n default: %q", a, b)
+	}
+}
+
+// checkImage checks a runtime stage: numeric non-root user, port, cache
+// volume owned by that user, the built binary as ENTRYPOINT, its
+// healthcheck, CMD serve.
+func checkImage(t *testing.T, d *dockerfile, image *instructions.Stage) {
+	t.Helper()
+	users := commands[*instructions.UserCommand](image)
 	if len(users) == 0 {
 		t.Fatal("no USER: the image would run as root")
 	}
@@ -245,13 +307,13 @@ func TestDockerfileShape(t *testing.T) {
 	}
 	uid := m[1]
 
-	env := stageEnv(d.final)
+	env := stageEnv(image)
 	if env["RENDERER_HOST"] != "0.0.0.0" {
 		t.Errorf("ENV RENDERER_HOST=%q, want 0.0.0.0", env["RENDERER_HOST"])
 	}
 	port := env["RENDERER_PORT"]
 	var exposed []string
-	for _, e := range commands[*instructions.ExposeCommand](d.final) {
+	for _, e := range commands[*instructions.ExposeCommand](image) {
 		exposed = append(exposed, e.Ports...)
 	}
 	if port != "3800" || !(slices.Contains(exposed, port) || slices.Contains(exposed, port+"/tcp")) {
@@ -260,14 +322,14 @@ func TestDockerfileShape(t *testing.T) {
 
 	cache := env["RENDERER_SERVER_BUNDLE_CACHE_PATH"]
 	var volumes []string
-	for _, v := range commands[*instructions.VolumeCommand](d.final) {
+	for _, v := range commands[*instructions.VolumeCommand](image) {
 		volumes = append(volumes, v.Volumes...)
 	}
 	if cache == "" || !slices.Contains(volumes, cache) {
 		t.Errorf("the bundle cache %q is not a VOLUME (%v)", cache, volumes)
 	}
 	owned := false
-	for _, c := range commands[*instructions.CopyCommand](d.final) {
+	for _, c := range commands[*instructions.CopyCommand](image) {
 		if c.DestPath == cache && (c.Chown == uid || strings.HasPrefix(c.Chown, uid+":")) {
 			owned = true
 		}
@@ -276,7 +338,7 @@ func TestDockerfileShape(t *testing.T) {
 		t.Errorf("no COPY --chown=%s creates %s: the cache would not be writable by the image's user", uid, cache)
 	}
 
-	entry := commands[*instructions.EntrypointCommand](d.final)
+	entry := commands[*instructions.EntrypointCommand](image)
 	if len(entry) != 1 {
 		t.Fatalf("%d ENTRYPOINTs, want 1", len(entry))
 	}
@@ -285,7 +347,7 @@ func TestDockerfileShape(t *testing.T) {
 		t.Fatalf("ENTRYPOINT %v: want the binary alone", binary)
 	}
 	installed := false
-	for _, c := range commands[*instructions.CopyCommand](d.final) {
+	for _, c := range commands[*instructions.CopyCommand](image) {
 		if c.From == d.build.Name && c.DestPath == binary[0] && slices.Equal(c.SourcePaths, []string{outputPath(t, d)}) {
 			installed = true
 		}
@@ -294,14 +356,14 @@ func TestDockerfileShape(t *testing.T) {
 		t.Errorf("no COPY --from=%s %s %s installs the built binary as the ENTRYPOINT", d.build.Name, outputPath(t, d), binary[0])
 	}
 
-	checks := commands[*instructions.HealthCheckCommand](d.final)
+	checks := commands[*instructions.HealthCheckCommand](image)
 	if len(checks) != 1 {
 		t.Fatalf("%d HEALTHCHECKs, want 1", len(checks))
 	}
 	if test := checks[0].Health.Test; !slices.Equal(test, []string{"CMD", binary[0], "healthcheck"}) {
 		t.Errorf("HEALTHCHECK %v, want CMD [%q, \"healthcheck\"]", test, binary[0])
 	}
-	cmd := commands[*instructions.CmdCommand](d.final)
+	cmd := commands[*instructions.CmdCommand](image)
 	if len(cmd) != 1 || !slices.Equal(execForm(t, "CMD", cmd[0].ShellDependantCmdLine), []string{"serve"}) {
 		t.Errorf("CMD: want [\"serve\"]")
 	}

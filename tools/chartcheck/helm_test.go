@@ -33,8 +33,9 @@ const (
 	namespace   = "default"
 )
 
-// requiredVariants are the CI variants issue #8 asks for.
-var requiredVariants = []string{"autoscaling", "minimal", "preseed", "sidecar"}
+// requiredVariants are the CI variants issue #8 asks for, and issue #14's
+// node engine.
+var requiredVariants = []string{"autoscaling", "minimal", "node", "preseed", "sidecar"}
 
 func root(t *testing.T) string {
 	t.Helper()

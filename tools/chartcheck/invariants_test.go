@@ -181,6 +181,7 @@ func checkRendered(t *testing.T, r *rendered, known map[string]bool) {
 	}
 	checkContainerSecurity(t, c)
 	env := checkRendererContainer(t, c, spec, known)
+	checkEngineImage(t, c, env)
 	checkPassword(t, c, r.secrets)
 	checkGracePeriod(t, c, spec, env)
 
@@ -374,6 +375,19 @@ func checkRendererContainer(t *testing.T, c *corev1.Container, spec *corev1.PodS
 		}
 	}
 	return env
+}
+
+// checkEngineImage: the node engine runs on the image that has Node.js
+// (tagged -node), and that image runs the node engine (issue #14).
+func checkEngineImage(t *testing.T, c *corev1.Container, env map[string]string) {
+	t.Helper()
+	nodeImage := strings.HasSuffix(c.Image, "-node")
+	if env["RENDERER_JS_ENGINE"] == "node" && !nodeImage && !strings.Contains(c.Image, "@sha256:") {
+		t.Errorf("RENDERER_JS_ENGINE=node on image %s, which has no Node.js (want the -node image)", c.Image)
+	}
+	if nodeImage && env["RENDERER_JS_ENGINE"] != "node" {
+		t.Errorf("image %s has Node.js but RENDERER_JS_ENGINE=%q", c.Image, env["RENDERER_JS_ENGINE"])
+	}
 }
 
 // checkPassword: RENDERER_PASSWORD comes from a Secret key, the chart's own

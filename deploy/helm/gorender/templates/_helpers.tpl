@@ -43,7 +43,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{- define "gorender.imageTag" -}}
-{{- default .Chart.AppVersion .Values.image.tag }}
+{{- default .Chart.AppVersion .Values.image.tag }}{{ if eq .Values.image.variant "node" }}-node{{ end }}
 {{- end }}
 
 {{- define "gorender.image" -}}
@@ -171,7 +171,9 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_LOG_LEVEL" $c.logLevel)
   (list "RENDERER_LOG_HTTP_LEVEL" $c.logHttpLevel)
   (list "RENDERER_METRICS" .Values.metrics.enabled)
-  (list "RENDERER_JS_ENGINE" $c.jsEngine)
+  (list "RENDERER_JS_ENGINE" (default (ternary "node" "" (eq .Values.image.variant "node")) $c.jsEngine))
+  (list "RENDERER_NODE_PATH" $c.nodePath)
+  (list "RENDERER_NODE_HEAP_LIMIT" $c.nodeHeapLimit)
   (list "REPLAY_SERVER_ASYNC_OPERATION_LOGS" $c.replayServerAsyncOperationLogs)
   (list "RENDERER_CURRENT_GENERATION_MANIFEST" $c.currentGenerationManifest)
   (list "RENDERER_MAX_CONNECTION_AGE" $c.maxConnectionAge)
@@ -257,6 +259,9 @@ job="{{ include "gorender.fullname" . }}", namespace="{{ .Release.Namespace }}"
 {{- if and (not .Values.preseed.command) (not (hasPrefix "/" .Values.preseed.sourcePath)) }}
 {{- fail "preseed.enabled needs preseed.sourcePath, the absolute path of the cache inside preseed.image" }}
 {{- end }}
+{{- end }}
+{{- if and (eq (toString .Values.config.jsEngine) "node") (ne .Values.image.variant "node") }}
+{{- fail "config.jsEngine node needs image.variant node: the default image has no Node.js" }}
 {{- end }}
 {{- if and .Values.autoscaling.enabled (not (or .Values.autoscaling.targetCPUUtilizationPercentage .Values.autoscaling.targetMemoryUtilizationPercentage .Values.autoscaling.metrics)) }}
 {{- fail "autoscaling.enabled needs a metric: targetCPUUtilizationPercentage, targetMemoryUtilizationPercentage or metrics" }}

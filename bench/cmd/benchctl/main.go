@@ -22,6 +22,7 @@ type config struct {
 	runs, conns      int
 	workers          int
 	memWorkers       int
+	memBundles       int
 	coldRuns         int
 	serverCPUs       string
 	loadCPUs         string
@@ -45,12 +46,13 @@ func main() {
 	flag.IntVar(&c.conns, "conns", 4, "concurrent connections of the load generator (one request in flight each)")
 	flag.IntVar(&c.workers, "workers", 0, "Node cluster workers = gorender RENDERER_WORKERS_COUNT (default: the number of server CPUs)")
 	flag.IntVar(&c.memWorkers, "mem-workers", 4, "workers of the memory workload (4 concurrent renders)")
+	flag.IntVar(&c.memBundles, "mem-bundles", 3, "bundles of the many-bundles memory workload (mem-workers × this, medium page; 1: none)")
 	flag.IntVar(&c.coldRuns, "cold-runs", 5, "cold starts per server")
 	flag.StringVar(&c.serverCPUs, "server-cpus", "", "taskset CPU list of both servers (default: the upper half of the CPUs)")
 	flag.StringVar(&c.loadCPUs, "load-cpus", "", "taskset CPU list of the load generator (default: the lower half)")
 	flag.StringVar(&workloads, "workloads", "hello,small,medium,large", "render workloads")
 	flag.StringVar(&protocols, "protocols", "h2c,http1", "h2c (h2load) and/or http1 (wrk)")
-	flag.StringVar(&variants, "variants", "node,gorender,quickjs", "servers: node, gorender (goja, defaults), gorender-norw (goja with RENDERER_REWRITE_STRING_BUILDS=false), quickjs (RENDERER_JS_ENGINE=quickjs)")
+	flag.StringVar(&variants, "variants", "node,gorender,quickjs,gorender-node", "servers: node, gorender (goja, defaults), gorender-norw (goja with RENDERER_REWRITE_STRING_BUILDS=false), quickjs (RENDERER_JS_ENGINE=quickjs), gorender-node (RENDERER_JS_ENGINE=node)")
 	flag.BoolVar(&c.mem, "mem", true, "run the memory workload (4 concurrent renders) and cold starts")
 	flag.StringVar(&c.gorenderBin, "gorender", "bin/gorender", "gorender binary")
 	flag.StringVar(&c.nodeDir, "node-dir", "bench/node", "directory of the Node reference server (npm ci done)")

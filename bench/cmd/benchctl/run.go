@@ -173,6 +173,17 @@ func run(c config) error {
 				}
 			}
 		}
+		for r := 1; r <= c.runs && c.memBundles > 1; r++ {
+			for _, v := range rotate(c.variants, r) {
+				res, err := cellBundles(c, v, byName["medium"], built, c.memWorkers, c.memBundles, r, answers)
+				if err != nil {
+					return fmt.Errorf("%s %s run %d: %w", res.Workload, v, r, err)
+				}
+				rep.Results = append(rep.Results, res)
+				fmt.Printf("run %d  %s h2c   %-12s %9.1f req/s  p50 %8.2f ms  p99 %8.2f ms  peak RSS %7.1f MB  %s\n",
+					r, res.Workload, v, res.RPS, res.P50ms, res.P99ms, res.RSSMB, res.Note)
+			}
+		}
 		for r := 1; r <= c.coldRuns; r++ {
 			for _, v := range rotate(c.variants, r) {
 				cr, err := coldStart(c, v, built, small)

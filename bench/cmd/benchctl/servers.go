@@ -33,6 +33,7 @@ var variantEnv = map[string][]string{
 	"gorender":      nil,
 	"gorender-norw": {"RENDERER_REWRITE_STRING_BUILDS=false"},
 	"quickjs":       {"RENDERER_JS_ENGINE=quickjs"},
+	"gorender-node": {"RENDERER_JS_ENGINE=node"},
 }
 
 var nextPort = 3810

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/gorender/gorender/bench"
+	"github.com/gorender/gorender/gemclient"
+)
+
+// cellBundles measures a server holding several bundles at once: n copies
+// of the bundle (distinct ids, so each is loaded on its own), uploaded
+// through the gem's 410 flow, then the workload sent to each copy in turn
+// (duration/n each, the same connections) while the process tree's RSS is
+// sampled. With W workers and n bundles the Node reference holds W × n
+// contexts in W processes, as the node engine does; goja and quickjs hold
+// W runtimes per bundle. The row's req/s is over the whole window, its
+// p50 and p99 the worst copy's.
+func cellBundles(c config, variant string, w bench.Workload, bundle string, workers, n, run int, answers *answerCheck) (result, error) {
+	res := result{Workload: fmt.Sprintf("mem%dx%d-%s", workers, n, w.Name), Proto: "h2c", Variant: variant, Workers: workers, Run: run}
+	s, err := startServer(c, variant, "h2c", workers, "")
+	if err != nil {
+		return res, err
+	}
+	defer s.stop()
+	client := s.client("h2c")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := s.waitReady(ctx, client); err != nil {
+		return res, err
+	}
+	ids := make([]string, n)
+	for i := range n {
+		copy := bundle + fmt.Sprintf("\n// bench copy %d\n", i)
+		ids[i] = bundleID(copy)
+		if err := uploadWith410(ctx, client, ids[i], copy, "'<p>hello</p>'\n"); err != nil {
+			return res, err
+		}
+		probe, err := client.RenderRaw(ctx, gemclient.Render{BundleID: ids[i], Code: w.Code})
+		if err != nil {
+			return res, err
+		}
+		if probe.Status != 200 {
+			return res, fmt.Errorf("probe render of copy %d: %d %.300s", i, probe.Status, probe.Body)
+		}
+		if note := answers.check(w.Name, variant, probe.Body); note != "" {
+			res.Note = note
+		}
+	}
+	body := filepath.Join(c.outDir, w.Name+".js")
+	sampler := startRSSSampler(s.pid())
+	each := max(c.duration/time.Duration(n), time.Second)
+	var total time.Duration
+	for _, id := range ids {
+		url := fmt.Sprintf("http://127.0.0.1:%d/bundles/%s/render/bench", s.port, id)
+		lr, err := h2load(c, url, body, workers, c.warmup/time.Duration(n), each)
+		if err != nil {
+			res.RSSMB = sampler.stop()
+			return res, err
+		}
+		res.Requests += lr.requests
+		res.Failed += lr.failed
+		res.P50ms = max(res.P50ms, lr.p50)
+		res.P99ms = max(res.P99ms, lr.p99)
+		total += each
+	}
+	res.RSSMB = sampler.stop()
+	res.RPS = float64(res.Requests) / total.Seconds()
+	if res.Failed > 0 {
+		res.Note = fmt.Sprintf("%s %d failed requests", res.Note, res.Failed)
+	}
+	return res, nil
+}

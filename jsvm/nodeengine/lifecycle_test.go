@@ -420,6 +420,9 @@ func TestCloseWithBusyProcesses(t *testing.T) {
 // waits (no JavaScript running) is asked to stop, stops, and its process
 // serves the next render with none of the stopped render's timers firing.
 func TestCancelKeepsTheProcess(t *testing.T) {
+	// However loaded the machine, a process that stops when asked is kept.
+	defer func(d time.Duration) { cancelGrace = d }(cancelGrace)
+	cancelGrace = 30 * time.Second
 	e, _ := newEngine(t, config{SupportModules: true})
 	rt := load(t, e, "s", "", `globalThis.PassThrough = require('stream').PassThrough; globalThis.fired = [];`)
 	pid := running(t, e, 1)[0].PID
@@ -447,6 +450,7 @@ func TestCancelKeepsTheProcess(t *testing.T) {
 
 	// A render that does not stop when asked (JavaScript running) costs its
 	// process after the grace.
+	cancelGrace = 250 * time.Millisecond
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	started := time.Now()
@@ -549,6 +553,9 @@ const endlessStream = `({ getReader: function () { return {
 // loop still sees its client leave: it is stopped and answered, and its
 // process kept.
 func TestClientLeavesAnEndlessStream(t *testing.T) {
+	// However loaded the machine: a stream that sees the cancel is kept.
+	defer func(d time.Duration) { cancelGrace = d }(cancelGrace)
+	cancelGrace = 30 * time.Second
 	e, _ := newEngine(t, config{StubTimers: true})
 	rt := load(t, e, "s", "", `var x;`)
 	pid := running(t, e, 1)[0].PID
@@ -596,5 +603,34 @@ func TestCloseWhileAProcessLoadsItsBundlesBack(t *testing.T) {
 	}
 	if alive(second) {
 		t.Errorf("the replacement %d outlived Close", second)
+	}
+}
+
+// TestKilledWhileFlooding: a process killed while its frames pile up
+// unread (thousands of chunks after its client left, then a loop that
+// never yields) is still replaced: its leftover frames are dropped.
+func TestKilledWhileFlooding(t *testing.T) {
+	e, _ := newEngine(t, config{SupportModules: true})
+	rt := load(t, e, "flood", "", `globalThis.PassThrough = require('stream').PassThrough;`)
+	pid := running(t, e, 1)[0].PID
+	sink := newSink()
+	sink.failAt = 2 // the client leaves after the first chunk
+	req := jsvm.NewRequest(nil)
+	req.Sink = sink
+	code := `var s = new PassThrough();
+		s.write('first');
+		setTimeout(() => { for (let i = 0; i < 20000; i++) s.write('chunk ' + i); while (true) {} }, 20);
+		s`
+	_, err := rt.Eval(context.Background(), code, req)
+	if re := renderErr(t, err); re.Kind != jsvm.KindCanceled {
+		t.Fatalf("answer %v %q", re.Kind, re.Text)
+	}
+	waitFor(t, 30*time.Second, "a replacement process", func() bool {
+		p := e.Processes()
+		return len(p) == 1 && p[0].PID != pid
+	})
+	fresh := load(t, e, "flood", "", `globalThis.PassThrough = require('stream').PassThrough;`)
+	if got := mustEval(t, fresh, "flood", `'after'`); got != "after" {
+		t.Fatal(got)
 	}
 }

@@ -34,6 +34,10 @@ type proc struct {
 	frames chan frame
 	// readDone is closed when the reader stopped (after frames).
 	readDone chan struct{}
+	// gone is closed once gorender killed or stopped the process: nobody
+	// reads its frames any more, so the reader drops what is left.
+	gone     chan struct{}
+	goneOnce sync.Once
 	// fault is the protocol error the process committed, if any.
 	fault atomic.Pointer[error]
 
@@ -78,6 +82,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		in:       inW,
 		frames:   make(chan frame, 64),
 		readDone: make(chan struct{}),
+		gone:     make(chan struct{}),
 		exited:   make(chan struct{}),
 		stderr:   newTailWriter(e.log.With("node_process", slot), 8<<10),
 		loaded:   make(map[*program]bool),
@@ -156,7 +161,12 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 			close(p.frames)
 			return
 		}
-		p.frames <- f
+		select {
+		case p.frames <- f:
+		case <-p.gone:
+			// Killed or stopped: what it sent last is nobody's; read on to
+			// the end of the pipe, so that its death is noticed.
+		}
 	}
 }
 
@@ -189,6 +199,7 @@ const (
 func (p *proc) kill(reason string) {
 	p.stopReason.CompareAndSwap(nil, &reason)
 	p.dead.Store(true)
+	p.goneOnce.Do(func() { close(p.gone) })
 	if p.cmd != nil && p.cmd.Process != nil {
 		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 		_ = p.cmd.Process.Kill()
@@ -201,6 +212,7 @@ func (p *proc) kill(reason string) {
 func (p *proc) stop(reason string) {
 	p.stopReason.CompareAndSwap(nil, &reason)
 	p.dead.Store(true)
+	p.goneOnce.Do(func() { close(p.gone) })
 	p.in.Close()
 }
 

@@ -32,6 +32,27 @@ type Engine struct {
 	// IntlBuilds, when the engine builds Intl in a runtime on first use
 	// (the pure-Go engines: inproc.IntlBuilds), counts those builds.
 	IntlBuilds func() int64
+	// OwnIntl, for an engine whose Intl is its runtime's own (node: V8's
+	// ICU), reports the versions of that ICU and of its time zone data: the
+	// Intl matrix excuses none of its cases when they are the goldens' and
+	// is skipped, naming them, when they are not.
+	OwnIntl func() (icu, tz string, err error)
+	// OneBundlePerRuntime: a runtime loads one program only (node: a
+	// runtime is a lease on processes that hold a context per bundle), so
+	// the checks that load a second program into a runtime are skipped.
+	OneBundlePerRuntime bool
+	// CompilesAtLoad: the engine compiles a bundle where it runs it (node:
+	// in each process), so a syntax error fails its Load, not its Compile.
+	CompilesAtLoad bool
+	// NodeSnippetAnswers are the engine's answers to the Node environment's
+	// snippets (by name) where they differ from Node's by design, each with
+	// its reason (the README's engine differences).
+	NodeSnippetAnswers map[string]Difference
+}
+
+// Difference is an engine's answer where it differs from Node's by design.
+type Difference struct {
+	Answer, Reason string
 }
 
 // Of is the engine name that open makes, for Run.
@@ -90,11 +111,32 @@ var cases = []struct {
 	{"IncrementalUpdatesGolden", testIncrementalUpdatesGolden},
 }
 
-// Run runs the suite on e, one subtest per case.
+// Run runs the suite on e, one subtest per case. An engine with processes
+// of its own (node: interface{ Close() }) is closed at the end of the case
+// that made it.
 func Run(t *testing.T, e Engine) {
 	register(e)
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { c.run(t, e.Name) })
+		t.Run(c.name, func(t *testing.T) {
+			defer closeEngines()
+			c.run(t, e.Name)
+		})
+	}
+}
+
+// made are the engines NewEngine made that must be closed (closeEngines).
+var made struct {
+	sync.Mutex
+	closers []interface{ Close() }
+}
+
+func closeEngines() {
+	made.Lock()
+	closers := made.closers
+	made.closers = nil
+	made.Unlock()
+	for _, c := range closers {
+		c.Close()
 	}
 }
 
@@ -118,6 +160,11 @@ func NewEngine(name string, opts jsvm.Options) (jsvm.Engine, error) {
 		return nil, err
 	}
 	engineOptions.Store(e, opts)
+	if c, ok := e.(interface{ Close() }); ok {
+		made.Lock()
+		made.closers = append(made.closers, c)
+		made.Unlock()
+	}
 	return e, nil
 }
 

@@ -101,6 +101,9 @@ func testPerRenderGlobalsCleared(t *testing.T, engine string) {
 	}
 	// Outside any render: a program loaded into the runtime records what
 	// peek sees, and the next render reads the record.
+	if v, _ := registered.Load(engine); v.(Engine).OneBundlePerRuntime {
+		t.Skip("a runtime of this engine holds one bundle: no code runs in its context outside a render")
+	}
 	probe, err := e.Compile("probe", "", `globalThis.seen = peek();`)
 	if err != nil {
 		t.Fatal(err)
@@ -170,8 +173,21 @@ func testSharedContextAndRunOnOtherBundle(t *testing.T, engine string) {
 
 func testLoadErrors(t *testing.T, engine string) {
 	e := newEngine(t, engine)
-	if _, err := e.Compile("bad", "", "function ("); err == nil {
-		t.Fatal("syntax error compiled")
+	// A syntax error fails at Compile, or, in an engine that compiles the
+	// bundle where it runs it (node: in its processes), at Load; the worker
+	// answers both as the bundle's load error.
+	if bad, err := e.Compile("bad", "", "function ("); err == nil {
+		v, _ := registered.Load(engine)
+		if !v.(Engine).CompilesAtLoad {
+			t.Fatal("syntax error compiled")
+		}
+		rt, err := e.NewRuntime()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rt.Load(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "SyntaxError") {
+			t.Fatalf("load of a syntax error = %v", err)
+		}
 	}
 	p, err := e.Compile("throws", "", "throw new Error('load failed')")
 	if err != nil {

@@ -305,9 +305,9 @@ globalThis.emoji = () => /\p{Extended_Pictographic}/u.test("😀");`
 	if got := MustEval(t, rt, `props()`); got != `[true,true,["a1","b2","ü"],"x.é..",true,"cd",true,true,true]` {
 		t.Fatalf("got %s", got)
 	}
-	if engine == "quickjs" {
-		// QuickJS's regex engine has the Unicode tables itself, emoji
-		// properties included: nothing is rewritten.
+	if engine != "goja" {
+		// QuickJS's regex engine and V8's have the Unicode tables
+		// themselves, emoji properties included: nothing is rewritten.
 		if got := MustEval(t, rt, `emoji() + ' ' + (RegExp.__gorenderPatched === undefined)`); got != "true true" {
 			t.Fatalf("emoji: %s", got)
 		}

@@ -110,11 +110,14 @@ func testStreamRequestGoneWhileWaitingKeepsRuntime(t *testing.T, engine string) 
 	defer rt.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sleeper, ok := rt.(Sleeper)
-	if !ok {
-		t.Skipf("%T does not report when it sleeps", rt)
+	// An engine that does not report when it sleeps (node: the render runs
+	// in another process, which reads the cancel when its JavaScript yields)
+	// is canceled right after the first chunk.
+	sleeping := func() bool { return true }
+	if sleeper, ok := rt.(Sleeper); ok {
+		sleeping = sleeper.Sleeping
 	}
-	sink := &cancellingSink{cancel: cancel, sleeping: sleeper.Sleeping}
+	sink := &cancellingSink{cancel: cancel, sleeping: sleeping}
 	req := jsvm.NewRequest(map[string]jsvm.Runtime{"stream-app": rt})
 	req.Sink = sink
 	// The shell goes out at once; the rest would come a minute later.

@@ -62,7 +62,6 @@ type Engine struct {
 	childEnv []string
 
 	nextRender atomic.Uint64
-	nextKey    atomic.Uint64
 
 	mu      sync.Mutex
 	closed  bool
@@ -166,13 +165,18 @@ func start(cfg config) (*Engine, error) {
 
 // childEnv is the executors' environment: gorender's as bundles may see it
 // (jsvm.Options.ProcessEnv: no RENDERER_PASSWORD, not even for code that
-// escapes its vm context), and without NODE_OPTIONS (which could lift the
-// permission model).
+// escapes its vm context), without NODE_OPTIONS (which could lift the
+// permission model), and without empty locale variables: POSIX reads an
+// empty LC_ALL, LC_MESSAGES or LANG as unset (so do the other engines'
+// Intl defaults), where ICU would take it as the root locale, und.
 func childEnv(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
+		k, v, _ := strings.Cut(kv, "=")
 		if k == "RENDERER_PASSWORD" || k == "NODE_OPTIONS" {
+			continue
+		}
+		if v == "" && (k == "LC_ALL" || k == "LC_MESSAGES" || k == "LANG") {
 			continue
 		}
 		out = append(out, kv)
@@ -537,6 +541,11 @@ func (e *Engine) ProcessRestarts() map[string]uint64 {
 
 // program is a bundle the engine knows: its source (each process evaluates
 // it in a fresh context when it first needs it) and who uses it.
+// nextProgramKey numbers programs across every engine of the process, so
+// that a program can be loaded by any of them (the conformance suite's
+// fixture programs are compiled once and loaded by each engine it makes).
+var nextProgramKey atomic.Uint64
+
 type program struct {
 	key    string // unique per Compile: a bundle compiled again is another program
 	name   string
@@ -560,7 +569,7 @@ func (prg *program) live() bool {
 // Compile implements jsvm.Engine. The bundle is only parsed by V8 when a
 // process loads it: a syntax error fails the load.
 func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
-	prg := &program{key: fmt.Sprintf("p%d", e.nextKey.Add(1)), name: name, file: name + ".js", source: []byte(source)}
+	prg := &program{key: fmt.Sprintf("p%d", nextProgramKey.Add(1)), name: name, file: name + ".js", source: []byte(source)}
 	if e.cfg.SupportModules && path != "" {
 		if abs, err := filepath.Abs(path); err == nil {
 			prg.file, prg.dir = abs, filepath.Dir(abs)

@@ -56,20 +56,26 @@ func (s *server) waitExit(t *testing.T, within time.Duration) int {
 	}
 }
 
-// TestShutdownDrain: SIGTERM while 20 slow renders are in flight (10 per
+// TestShutdownDrain: SIGTERM while 20 renders are in flight (10 per
 // transport): the listener closes at once (new connections are refused),
 // /ready is never ready again, every render finishes with 200, and the
-// process exits 0.
+// process exits 0. The renders wait for a file the test writes once it has
+// checked the drain, so they are still in flight however slowly the
+// machine runs (a fixed sleep once ended before all 20 had started).
 func TestShutdownDrain(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "20", "RENDERER_STUB_TIMERS": "false"})
+	s := startServer(t, map[string]string{
+		"RENDERER_WORKERS_COUNT":   "20",
+		"RENDERER_STUB_TIMERS":     "false",
+		"RENDERER_SUPPORT_MODULES": "true",
+	})
 	id := newID("s")
-	s.upload(t, map[string]string{id: markerBundle("drained")}, nil)
+	s.upload(t, map[string]string{id: releasedBundle("drained")}, nil)
 	s.render(t, transports[0], id, "MARKER").want(t, transports[0], http.StatusOK, "drained")
 
 	pending := make([]<-chan *response, 20)
 	for i := range pending {
-		pending[i] = s.startRender(t, transports[i%2], id, sleepFor(1500))
+		pending[i] = s.startRender(t, transports[i%2], id, "untilReleased()")
 	}
 	s.waitScrape(t, 10*time.Second, "20 renders in flight", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 20
@@ -117,6 +123,9 @@ func TestShutdownDrain(t *testing.T) {
 		}
 	}
 
+	if err := os.WriteFile(filepath.Join(s.cache, id, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for i, ch := range pending {
 		select {
 		case r := <-ch:
@@ -131,6 +140,19 @@ func TestShutdownDrain(t *testing.T) {
 		t.Errorf("exit code %d after the drain, want 0", code)
 	}
 	t.Logf("connections refused %s after SIGTERM; exited %s after it", refusedAfter, time.Since(signaled))
+}
+
+// releasedBundle is a bundle (for RENDERER_SUPPORT_MODULES) whose rendering
+// request `untilReleased()` answers marker once a file named release exists
+// in the bundle's directory, polling for it every 20 ms without using the CPU.
+func releasedBundle(marker string) string {
+	return markerBundle(marker) + `globalThis.untilReleased = function () {
+  var fs = require('fs'), file = require('path').join(__dirname, 'release');
+  return new Promise(function (resolve) {
+    (function poll() { if (fs.existsSync(file)) resolve(MARKER); else setTimeout(poll, 20); })();
+  });
+};
+`
 }
 
 // TestSecondSignal: a second SIGTERM during a drain that cannot finish

@@ -1,6 +1,7 @@
 package gojaengine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -194,20 +195,24 @@ func (v *vm) exception(ex *goja.Exception) error {
 		return &inproc.Exception{Message: value.String()}
 	}
 	if parts[1] == "" {
-		parts[1] = exceptionTrace(ex)
+		parts[1] = exceptionTrace(parts[0], ex)
 	}
 	return &inproc.Exception{Message: parts[0], Stack: parts[1]}
 }
 
-// exceptionTrace is goja's text of an exception: the value and where it was
-// thrown ("" if converting the value to a string throws again).
-func exceptionTrace(ex *goja.Exception) (trace string) {
-	defer func() {
-		if recover() != nil {
-			trace = ""
-		}
-	}()
-	return ex.String()
+// exceptionTrace is the stack of a thrown value that has none of its own:
+// its message and where it was thrown, written from the exception's frames
+// (ex.String() would convert the value again, running its toString).
+func exceptionTrace(message string, ex *goja.Exception) string {
+	var b bytes.Buffer
+	b.WriteString(message)
+	b.WriteByte('\n')
+	for _, frame := range ex.Stack() {
+		b.WriteString("\tat ")
+		frame.Write(&b)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 func (v *vm) String(value goja.Value) (string, error) { return value.String(), nil }

@@ -400,6 +400,15 @@
 
   var stringify = JSON.stringify;
 
+  // unreadable describes a thrown value whose message cannot be read.
+  function unreadable(e) {
+    try {
+      return Object.prototype.toString.call(e) + ' (thrown; its message cannot be read)';
+    } catch (x) {
+      return '(an exception whose message cannot be read)';
+    }
+  }
+
   return {
     // begin sets the per-render globals, starts a fresh console history and
     // a fresh async context for the render.
@@ -498,14 +507,26 @@
       };
     },
     stringify: function (value) { return stringify(value); },
-    // errorParts extracts message and stack of a thrown value.
+    // errorParts extracts message and stack of a thrown value. Reading
+    // them runs the value's own code (getters, toString), which may throw
+    // in turn: then the message says what the value is.
     errorParts: function (e) {
-      if (e && typeof e === 'object') {
-        var message = e.message !== undefined ? String(e.message) : String(e);
-        var stack = typeof e.stack === 'string' ? e.stack : '';
-        return [message, stack];
+      var message, stack = '';
+      try {
+        if (e && typeof e === 'object') {
+          message = e.message !== undefined ? String(e.message) : String(e);
+        } else {
+          message = String(e);
+        }
+      } catch (x) {
+        message = unreadable(e);
       }
-      return [String(e), ''];
+      try {
+        if (e && typeof e === 'object' && typeof e.stack === 'string') stack = e.stack;
+      } catch (x) {
+        // no stack
+      }
+      return [message, stack];
     },
     // What the Node-compatible environment builds on.
     timers: timers,

@@ -24,8 +24,13 @@ import (
 const Name = "goja"
 
 // maxCallStackSize bounds JS recursion (Node's default allows about 11k
-// frames); past it a render fails instead of growing the Go stack.
-const maxCallStackSize = 20000
+// frames); past it a render fails instead of growing the Go stack. It is
+// also what an exception unwinding through calls goja made from Go (map
+// callbacks, getters) costs: goja re-raises it once per such call, each
+// time across the whole Go stack, so the unwinding grows with the square of
+// the depth (an endless getter recursion unwinds in about a second at 10000
+// frames, half a minute at 20000, with no interrupt able to stop it).
+const maxCallStackSize = 10000
 
 // The environment, compiled once per process and shared by every runtime.
 var (
@@ -57,6 +62,9 @@ type Engine struct {
 
 // New returns the goja engine with the environment opts describes.
 func New(opts jsvm.Options) (*Engine, error) {
+	if _, err := gojaNativeLayout(); err != nil {
+		return nil, err
+	}
 	if _, err := envProgram(); err != nil {
 		return nil, fmt.Errorf("compile the render environment: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/dop251/goja"
 
@@ -23,6 +24,12 @@ type vm struct {
 	inJob      bool
 	jsonParse  goja.Callable
 	regexpDone bool // RegExp patched for \p{…} (the first bundle that may use them)
+	// natives bounds the nesting of built-in functions (guard.go).
+	natives *nativeGuard
+	// interrupted is set by Interrupt: goja's own flag is seen only
+	// between instructions, not by Go code such as a JSON.stringify
+	// replacer (guard.go).
+	interrupted atomic.Bool
 }
 
 // newVM makes a goja runtime with the environment installed: env.js and,
@@ -32,6 +39,9 @@ func newVM(h *inproc.Host) (*vm, error) {
 	opts := h.Options()
 	v := &vm{rt: goja.New(), host: h}
 	v.rt.SetMaxCallStackSize(maxCallStackSize)
+	if err := v.guardNatives(); err != nil {
+		return nil, fmt.Errorf("install the render environment: bound the built-in functions: %w", err)
+	}
 	v.rt.SetAsyncContextTracker(tracker{v})
 	parse, ok := goja.AssertFunction(v.rt.Get("JSON").ToObject(v.rt).Get("parse"))
 	if !ok {
@@ -253,7 +263,10 @@ func (v *vm) PromiseResult(value goja.Value) goja.Value {
 // Free does nothing: goja's values belong to the Go heap.
 func (v *vm) Free(*goja.Value) {}
 
-func (v *vm) Interrupt() { v.rt.Interrupt(jsvm.ErrInterrupted) }
+func (v *vm) Interrupt() {
+	v.interrupted.Store(true)
+	v.rt.Interrupt(jsvm.ErrInterrupted)
+}
 
 // OverLimit is nil: goja's memory is bounded by the Go heap's guards.
 func (v *vm) OverLimit() *inproc.Stopped { return nil }

@@ -48,6 +48,11 @@ type Options struct {
 	// are flat (goja); RENDERER_REWRITE_STRING_BUILDS=false. quickjs has
 	// rope strings and never rewrites.
 	KeepStringBuilds bool
+	// MaxAllocation bounds, in bytes, a single allocation a render makes
+	// through a host function or, on goja, a built-in sized by its caller
+	// (RENDERER_MAX_ALLOCATION): past it, a RangeError. 0 means
+	// DefaultMaxAllocation, a negative value no bound.
+	MaxAllocation int64
 	// Environ is the process environment as "KEY=value" strings (as
 	// os.Environ returns it), the source of process.env in the
 	// Node-compatible environment (ProcessEnv); nil is an empty one.
@@ -87,6 +92,9 @@ type NodeOptions struct {
 // DefaultMemoryLimit is the per-runtime memory limit of engines that allocate
 // outside the Go heap (quickjs) when Options.MemoryLimit is 0.
 const DefaultMemoryLimit = 512 << 20
+
+// DefaultMaxAllocation is Options.MaxAllocation when it is 0.
+const DefaultMaxAllocation = 256 << 20
 
 // RealTimers is the timer rule: the Node-compatible environment always has
 // real timers (PROTOCOL.md §7 lists them with RENDERER_SUPPORT_MODULES);

@@ -79,6 +79,10 @@ type Config struct {
 	// MaxHeap is the memory guard's bound on the Go heap (0: off); by
 	// default 80% of the container's memory limit, when there is one.
 	MaxHeap uint64
+	// MaxAllocation bounds a single allocation a render makes through a
+	// host function or a built-in sized by its caller (bytes; negative:
+	// none; jsvm.Options.MaxAllocation).
+	MaxAllocation int64
 	// QuickJSMemoryLimit bounds each quickjs runtime's own memory, outside
 	// the Go heap (bytes; negative: no limit).
 	QuickJSMemoryLimit int64
@@ -532,6 +536,11 @@ var settings = []setting{
 		Value: onOff(func(c *Config) *bool { return &c.RewriteStringBuilds }),
 	},
 	{
+		Name: "RENDERER_MAX_ALLOCATION", Default: "256MiB",
+		Doc:   "largest single allocation a render may make through a host function (`crypto.randomBytes`, `TextEncoder`/`TextDecoder`, `fs` reads, strings copied into Go) or, on goja, a built-in sized by its caller (`ArrayBuffer` and typed arrays, so `Buffer`; `String.prototype.repeat`, `padStart`, `padEnd`; `Array.prototype.join`): over it a `RangeError` in JavaScript, as Node throws past its own limits, before the memory is taken (the memory guards act as memory grows; one call must not jump past them). On quickjs never more than `RENDERER_QUICKJS_MEMORY_LIMIT`; `0`/`off`: none",
+		Value: custom{read: parseMaxAllocation, format: showMaxAllocation},
+	},
+	{
 		Name: "RENDERER_QUICKJS_MEMORY_LIMIT", Default: "512MiB", Engine: "quickjs",
 		Doc:   "memory of each quickjs runtime (outside the Go heap, invisible to `GOMEMLIMIT`); a render that passes it is answered like a timeout and its runtime replaced; `0`/`off`: none",
 		Value: custom{read: parseQuickJSMemoryLimit, format: showQuickJSMemoryLimit},
@@ -899,6 +908,26 @@ func parseQuickJSMemoryLimit(l *loader, v string) error {
 		l.c.QuickJSMemoryLimit = int64(n)
 	}
 	return nil
+}
+
+func parseMaxAllocation(l *loader, v string) error {
+	n, err := parseBytes(v)
+	switch {
+	case v == "off" || (err == nil && n == 0):
+		l.c.MaxAllocation = -1
+	case err != nil || n > 1<<40:
+		return errors.New("want a size such as 64MiB or 1GiB, or 0/off for no bound")
+	default:
+		l.c.MaxAllocation = int64(n)
+	}
+	return nil
+}
+
+func showMaxAllocation(c *Config) string {
+	if c.MaxAllocation < 0 {
+		return "off"
+	}
+	return FormatBytes(uint64(c.MaxAllocation))
 }
 
 func showQuickJSMemoryLimit(c *Config) string {

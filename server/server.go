@@ -74,6 +74,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		SupportModules:   cfg.SupportModules,
 		ReplayAsyncLogs:  cfg.ReplayAsyncLogs,
 		MemoryLimit:      cfg.QuickJSMemoryLimit,
+		MaxAllocation:    cfg.MaxAllocation,
 		KeepStringBuilds: !cfg.RewriteStringBuilds,
 		Environ:          cfg.Environ, // process.env (without the password)
 		Node: jsvm.NodeOptions{

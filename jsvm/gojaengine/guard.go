@@ -23,6 +23,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -51,25 +52,37 @@ const maxNesting = 5000
 // stackOverflowMessage is V8's text for a RangeError of exhausted stack.
 const stackOverflowMessage = "Maximum call stack size exceeded"
 
-type gojaCall = func(goja.FunctionCall) goja.Value
+type (
+	gojaCall      = func(goja.FunctionCall) goja.Value
+	gojaConstruct = func(args []goja.Value, newTarget *goja.Object) *goja.Object
+)
 
-// gojaNativeLayout locates the Go entry point of goja's built-in and bound
-// function objects: the offset of the f field (func(goja.FunctionCall)
-// goja.Value) in each concrete type, found by reflection on sample objects.
-var gojaNativeLayout = sync.OnceValues(func() (map[reflect.Type]uintptr, error) {
-	fail := func(what string) (map[reflect.Type]uintptr, error) {
+// gojaLayout is where goja's function objects keep their Go entry points.
+type gojaLayout struct {
+	// call is the offset of the f field (func(goja.FunctionCall)
+	// goja.Value) in each concrete type of built-in and bound function.
+	call map[reflect.Type]uintptr
+	// native is the built-in functions' type, and construct the offset of
+	// their construct field (what new calls).
+	native    reflect.Type
+	construct uintptr
+}
+
+// gojaNativeLayout finds the layout by reflection on sample objects.
+var gojaNativeLayout = sync.OnceValues(func() (*gojaLayout, error) {
+	fail := func(what string) (*gojaLayout, error) {
 		return nil, fmt.Errorf("github.com/dop251/goja: its internal layout is not the one gorender was built for: %s", what)
 	}
 	if _, ok := reflect.TypeFor[goja.Object]().FieldByName("self"); !ok {
 		return fail("Object.self")
 	}
-	vm := goja.New()
-	native := vm.ToValue(func(goja.FunctionCall) goja.Value { return nil }).(*goja.Object)
-	bound, err := vm.RunString("(function () {}).bind(null)")
+	rt := goja.New()
+	native := rt.ToValue(func(goja.FunctionCall) goja.Value { return nil }).(*goja.Object)
+	bound, err := rt.RunString("(function () {}).bind(null)")
 	if err != nil {
 		return nil, err
 	}
-	offsets := map[reflect.Type]uintptr{}
+	layout := &gojaLayout{call: map[reflect.Type]uintptr{}}
 	for _, sample := range []struct {
 		obj  *goja.Object
 		name string
@@ -83,17 +96,29 @@ var gojaNativeLayout = sync.OnceValues(func() (map[reflect.Type]uintptr, error) 
 		if !ok || f.Type != reflect.TypeFor[gojaCall]() {
 			return fail(sample.name + ".f")
 		}
-		var off uintptr
-		t := st
-		for _, i := range f.Index {
-			field := t.Field(i)
-			off += field.Offset
-			t = field.Type
+		layout.call[impl.Type()] = fieldOffset(st, f.Index)
+		if sample.name == "nativeFuncObject" {
+			c, ok := st.FieldByName("construct")
+			if !ok || c.Type != reflect.TypeFor[gojaConstruct]() {
+				return fail(sample.name + ".construct")
+			}
+			layout.native, layout.construct = impl.Type(), fieldOffset(st, c.Index)
 		}
-		offsets[impl.Type()] = off
 	}
-	return offsets, nil
+	return layout, nil
 })
+
+// fieldOffset is the offset of the (possibly promoted) field at index in st.
+func fieldOffset(st reflect.Type, index []int) uintptr {
+	var off uintptr
+	t := st
+	for _, i := range index {
+		field := t.Field(i)
+		off += field.Offset
+		t = field.Type
+	}
+	return off
+}
 
 // gojaImpl is the implementation behind a goja object (its self field).
 func gojaImpl(o *goja.Object) reflect.Value {
@@ -106,22 +131,32 @@ func gojaImpl(o *goja.Object) reflect.Value {
 
 // gojaEntry returns where o keeps its Go entry point, or nil when o is not a
 // built-in or bound function.
-func gojaEntry(layout map[reflect.Type]uintptr, o *goja.Object) *gojaCall {
+func gojaEntry(layout *gojaLayout, o *goja.Object) *gojaCall {
 	impl := gojaImpl(o)
 	if !impl.IsValid() {
 		return nil
 	}
-	off, ok := layout[impl.Type()]
+	off, ok := layout.call[impl.Type()]
 	if !ok {
 		return nil
 	}
 	return (*gojaCall)(unsafe.Add(unsafe.Pointer(impl.Pointer()), off))
 }
 
+// gojaConstructEntry returns where the built-in o keeps what new calls, or
+// nil when o is not a built-in.
+func gojaConstructEntry(layout *gojaLayout, o *goja.Object) *gojaConstruct {
+	impl := gojaImpl(o)
+	if !impl.IsValid() || impl.Type() != layout.native {
+		return nil
+	}
+	return (*gojaConstruct)(unsafe.Add(unsafe.Pointer(impl.Pointer()), layout.construct))
+}
+
 // nativeGuard counts the built-in functions running in one runtime.
 type nativeGuard struct {
 	vm     *goja.Runtime
-	layout map[reflect.Type]uintptr
+	layout *gojaLayout
 	depth  int
 }
 
@@ -225,14 +260,180 @@ func (v *vm) guardNatives() error {
 		return bound
 	}
 	v.natives = g
-	return nil
+	return v.limitAllocations(layout)
 }
+
+// typedArrays are goja's typed array constructors and their element sizes.
+var typedArrays = map[string]int64{
+	"Int8Array": 1, "Uint8Array": 1, "Uint8ClampedArray": 1, "Int16Array": 2, "Uint16Array": 2,
+	"Int32Array": 4, "Uint32Array": 4, "Float32Array": 4, "Float64Array": 8, "BigInt64Array": 8, "BigUint64Array": 8,
+}
+
+// limitAllocations bounds goja's built-ins that allocate, in one call, as
+// much as their caller asks (allocLimit): ArrayBuffer and typed arrays of a
+// length, String.prototype.repeat, padStart and padEnd, join. Strings also
+// stop at V8's longest (RangeError "Invalid string length", as in Node).
+// Arguments whose conversion runs JavaScript (valueOf, toString) are
+// converted once here and handed on converted.
+func (v *vm) limitAllocations(layout *gojaLayout) error {
+	rt := v.rt
+	builtin := func(path ...string) (*goja.Object, error) {
+		v := rt.GlobalObject().Get(path[0])
+		for _, name := range path[1:] {
+			o, ok := v.(*goja.Object)
+			if !ok {
+				return nil, fmt.Errorf("%s missing", strings.Join(path, "."))
+			}
+			v = o.Get(name)
+		}
+		o, ok := v.(*goja.Object)
+		if !ok {
+			return nil, fmt.Errorf("%s missing", strings.Join(path, "."))
+		}
+		return o, nil
+	}
+	wrapConstruct := func(name string, wrap func(gojaConstruct) gojaConstruct) error {
+		o, err := builtin(name)
+		if err != nil {
+			return err
+		}
+		entry := gojaConstructEntry(layout, o)
+		if entry == nil || *entry == nil {
+			return fmt.Errorf("%s is not a built-in constructor", name)
+		}
+		*entry = wrap(*entry)
+		return nil
+	}
+	wrapMethod := func(ctor, method string, wrap func(gojaCall) gojaCall) error {
+		o, err := builtin(ctor, "prototype", method)
+		if err != nil {
+			return err
+		}
+		entry := gojaEntry(layout, o)
+		if entry == nil || *entry == nil {
+			return fmt.Errorf("%s.prototype.%s is not a built-in", ctor, method)
+		}
+		*entry = wrap(*entry)
+		return nil
+	}
+	invalidLength := func(units float64) {
+		if units > maxStringLength {
+			panic(v.newError(&inproc.HostError{Name: "RangeError", Message: "Invalid string length"}))
+		}
+	}
+	checkUnits := func(what string, units float64) {
+		invalidLength(units)
+		v.checkAlloc(what, int64(units))
+	}
+
+	if err := wrapConstruct("ArrayBuffer", func(construct gojaConstruct) gojaConstruct {
+		return func(args []goja.Value, newTarget *goja.Object) *goja.Object {
+			if len(args) > 0 {
+				n := args[0].ToNumber()
+				args = append([]goja.Value{n}, args[1:]...)
+				v.checkAlloc("Array buffer allocation failed", int64(min(n.ToFloat(), math.MaxInt64)))
+			}
+			return construct(args, newTarget)
+		}
+	}); err != nil {
+		return err
+	}
+	for name, size := range typedArrays {
+		if err := wrapConstruct(name, func(construct gojaConstruct) gojaConstruct {
+			return func(args []goja.Value, newTarget *goja.Object) *goja.Object {
+				if len(args) > 0 {
+					if _, source := args[0].(*goja.Object); !source {
+						n := args[0].ToNumber().ToFloat()
+						v.checkAlloc("Array buffer allocation failed", int64(min(n*float64(size), math.MaxInt64)))
+					}
+				}
+				return construct(args, newTarget)
+			}
+		}); err != nil {
+			return err
+		}
+	}
+	// thisString converts a method's this once (undefined and null are
+	// left for the built-in to refuse).
+	thisString := func(c goja.FunctionCall) (goja.FunctionCall, float64, bool) {
+		if goja.IsUndefined(c.This) || goja.IsNull(c.This) {
+			return c, 0, false
+		}
+		s := c.This.ToString()
+		c.This = s
+		return c, float64(s.(goja.String).Length()), true
+	}
+	// argNumber converts argument i to a number once.
+	argNumber := func(c *goja.FunctionCall, i int) float64 {
+		if i >= len(c.Arguments) {
+			return math.NaN()
+		}
+		args := append([]goja.Value(nil), c.Arguments...)
+		args[i] = args[i].ToNumber()
+		c.Arguments = args
+		return args[i].ToFloat()
+	}
+	if err := wrapMethod("String", "repeat", func(call gojaCall) gojaCall {
+		return func(c goja.FunctionCall) goja.Value {
+			c, units, ok := thisString(c)
+			if ok {
+				if count := argNumber(&c, 0); units > 0 && count > 1 && !math.IsInf(count, 1) {
+					checkUnits("String.prototype.repeat", units*math.Trunc(count))
+				}
+			}
+			return call(c)
+		}
+	}); err != nil {
+		return err
+	}
+	for _, method := range []string{"padStart", "padEnd"} {
+		if err := wrapMethod("String", method, func(call gojaCall) gojaCall {
+			return func(c goja.FunctionCall) goja.Value {
+				c, units, ok := thisString(c)
+				if ok {
+					if length := argNumber(&c, 0); length > units {
+						if len(c.Arguments) > 1 && !goja.IsUndefined(c.Arguments[1]) {
+							c.Arguments[1] = c.Arguments[1].ToString()
+						}
+						checkUnits("String.prototype."+method, math.Trunc(length))
+					}
+				}
+				return call(c)
+			}
+		}); err != nil {
+			return err
+		}
+	}
+	// join: at least the separators, for an array (whose length reading
+	// runs no JavaScript) and a separator that is not an object.
+	return wrapMethod("Array", "join", func(call gojaCall) gojaCall {
+		return func(c goja.FunctionCall) goja.Value {
+			if a, ok := c.This.(*goja.Object); ok && a.ClassName() == "Array" {
+				sep := 1.0
+				if s := c.Argument(0); !goja.IsUndefined(s) {
+					if _, object := s.(*goja.Object); object {
+						return call(c)
+					}
+					sep = float64(s.ToString().(goja.String).Length())
+				}
+				if n := a.Get("length").ToFloat(); n > 1 {
+					checkUnits("Array.prototype.join", (n-1)*sep)
+				}
+			}
+			return call(c)
+		}
+	})
+}
+
+// maxStringLength is V8's longest string in UTF-16 units (2^29 - 24):
+// Node throws RangeError "Invalid string length" past it.
+const maxStringLength = 1<<29 - 24
 
 // maxJSONLength is the longest text JSON.stringify makes, in UTF-16 units:
 // V8's longest string (2^29 - 24). Past it, a RangeError as in Node, before
 // goja's buffer grows: shared subobjects make the text grow exponentially
 // with the data (a = {x: a, y: a}, sixty times).
-const maxJSONLength = 1<<29 - 24
+const maxJSONLength = maxStringLength
 
 // jsonStringify is one JSON.stringify in progress (see installJSONBounds).
 type jsonStringify struct {
@@ -249,8 +450,8 @@ type jsonStringify struct {
 // replacer of the host's that follows the nesting and the length of the
 // text; jsonNestingExceeds(text) scans a text JSON.parse is about to read.
 func (v *vm) installJSONBounds(h *goja.Object) error {
-	vm := v.rt
-	stringify, ok := goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("stringify"))
+	rt := v.rt
+	stringify, ok := goja.AssertFunction(rt.Get("JSON").ToObject(rt).Get("stringify"))
 	if !ok {
 		return errors.New("JSON.stringify missing")
 	}
@@ -258,7 +459,7 @@ func (v *vm) installJSONBounds(h *goja.Object) error {
 	tooDeep := func() *goja.Object {
 		return v.newError(&inproc.HostError{Name: "RangeError", Message: fmt.Sprintf("%s (JSON.stringify: data nested deeper than %d levels)", stackOverflowMessage, maxNesting)})
 	}
-	replacer := vm.ToValue(func(c goja.FunctionCall) goja.Value {
+	replacer := rt.ToValue(func(c goja.FunctionCall) goja.Value {
 		s := active[len(active)-1]
 		key, value := c.Argument(0), c.Argument(1)
 		if s.replacer != nil {
@@ -315,7 +516,7 @@ func (v *vm) installJSONBounds(h *goja.Object) error {
 		return err
 	}
 	return set("jsonNestingExceeds", func(c goja.FunctionCall) goja.Value {
-		return vm.ToValue(jsonNestingExceeds(c.Argument(0).String(), maxNesting))
+		return rt.ToValue(jsonNestingExceeds(c.Argument(0).String(), maxNesting))
 	})
 }
 
@@ -347,4 +548,12 @@ func jsonNestingExceeds(text string, limit int) bool {
 		}
 	}
 	return false
+}
+
+// checkAlloc throws a RangeError in JavaScript when n bytes are more than
+// one allocation may take (inproc.AllocLimit).
+func (v *vm) checkAlloc(what string, n int64) {
+	if msg := v.host.AllocLimit().Exceeded(what, n); msg != "" {
+		panic(v.newError(&inproc.HostError{Name: "RangeError", Message: msg}))
+	}
 }

@@ -28,6 +28,7 @@ type Host struct {
 	rt     hostRuntime // the runtime this host serves
 	loop   *eventloop.Loop
 	fs     *bundleFS
+	alloc  AllocLimit // bounds single allocations for JavaScript
 
 	// The render being evaluated (nil between renders): its context and
 	// request, the shared context whose entries this runtime's JavaScript
@@ -370,14 +371,14 @@ var Functions = []Function{
 
 	// The bundle's read-only file system.
 	{"fsRead", func(h *Host, a Args) Reply {
-		b, ferr := h.fs.readFile(a.String(0))
+		b, ferr := h.fs.readFile(a.String(0), h.alloc)
 		if ferr != nil {
 			return Throw(ferr.hostError())
 		}
 		return Bytes(b)
 	}},
 	{"fsReadText", func(h *Host, a Args) Reply {
-		b, ferr := h.fs.readFile(a.String(0))
+		b, ferr := h.fs.readFile(a.String(0), h.alloc)
 		if ferr != nil {
 			return Throw(ferr.hostError())
 		}
@@ -415,7 +416,13 @@ var Functions = []Function{
 	}},
 
 	// Crypto.
-	{"randomBytes", func(h *Host, a Args) Reply { return Bytes(randomBytes(int(max(0, Int(a, 0))))) }},
+	{"randomBytes", func(h *Host, a Args) Reply {
+		n := max(0, Int(a, 0))
+		if r := h.checkAlloc("randomBytes", n); r != nil {
+			return *r
+		}
+		return Bytes(randomBytes(int(n)))
+	}},
 	{"randomUUID", func(h *Host, a Args) Reply { return String(randomUUID()) }},
 	{"hash", func(h *Host, a Args) Reply { // (algorithm, key ArrayBuffer | undefined, data ArrayBuffer | undefined)
 		key, _ := a.Bytes(1)
@@ -466,8 +473,16 @@ var Functions = []Function{
 		return String(intl.CaseMap(a.String(0), a.String(1), a.Bool(2)))
 	}},
 
-	// UTF-8.
-	{"utf8Encode", func(h *Host, a Args) Reply { return Bytes([]byte(a.String(0))) }},
+	// UTF-8. bridge.js refuses strings longer than an allocation may be
+	// before they are handed over (hostString); their UTF-8 may still be
+	// up to three times as long.
+	{"utf8Encode", func(h *Host, a Args) Reply {
+		s := a.String(0)
+		if r := h.checkAlloc("UTF-8 encoding", int64(len(s))); r != nil {
+			return *r
+		}
+		return Bytes([]byte(s))
+	}},
 	{"utf8Length", func(h *Host, a Args) Reply { return Number(float64(len(a.String(0)))) }},
 	{"utf8EncodeInto", func(h *Host, a Args) Reply { // (string, Uint8Array) → [read, written]
 		dst, ok := a.Uint8Array(1)
@@ -483,6 +498,9 @@ var Functions = []Function{
 			off, n := int(Int(a, 1)), int(Int(a, 2))
 			if off < 0 || n < 0 || off+n > len(b) {
 				return throwf("TypeError", "decode: input out of range")
+			}
+			if r := h.checkAlloc("UTF-8 decoding", int64(n)); r != nil {
+				return *r
 			}
 			chunk = b[off : off+n]
 		}
@@ -546,12 +564,13 @@ func processEnvJSON(env [][2]string) string {
 	return string(append(b, '}'))
 }
 
-// EnvOptions are env.js's options (JSON) for opts: the timer rule and
-// console replay.
+// EnvOptions are env.js's and bridge.js's options (JSON) for opts: the
+// timer rule, console replay, the allocation bound.
 func EnvOptions(opts jsvm.Options) string {
-	b, _ := json.Marshal(map[string]bool{
+	b, _ := json.Marshal(map[string]any{
 		"stubTimers":      !opts.RealTimers(),
 		"replayAsyncLogs": opts.ReplayAsyncLogs,
+		"maxAllocation":   NewAllocLimit(opts),
 	})
 	return string(b)
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -46,6 +47,8 @@ func nodeArch() string {
 // fsError is a Node-style file system error: code (ENOENT…), errno, the
 // syscall and the path the caller gave. The JS side builds the Error.
 type fsError struct {
+	// Name is the error's constructor; "" is Error.
+	Name    string
 	Code    string
 	Errno   int
 	Syscall string
@@ -58,7 +61,11 @@ func (e *fsError) Error() string { return e.Message }
 // hostError is the Node-style Error JavaScript sees, its properties in
 // Node's order.
 func (e *fsError) hostError() *HostError {
-	return &HostError{Name: "Error", Message: e.Message, Props: []Prop{
+	name := e.Name
+	if name == "" {
+		name = "Error"
+	}
+	return &HostError{Name: name, Message: e.Message, Props: []Prop{
 		{"errno", e.Errno}, {"code", e.Code}, {"syscall", e.Syscall}, {"path", e.Path},
 	}}
 }
@@ -159,7 +166,9 @@ func (f *bundleFS) resolve(p, syscallName string) (string, *fsError) {
 }
 
 // readFile returns the file's bytes.
-func (f *bundleFS) readFile(p string) ([]byte, *fsError) {
+// readFile returns the file's bytes; a file larger than limit bytes is
+// not read (a RangeError, as Node's ERR_FS_FILE_TOO_LARGE).
+func (f *bundleFS) readFile(p string, limit AllocLimit) ([]byte, *fsError) {
 	real, ferr := f.resolve(p, "open")
 	if ferr != nil {
 		return nil, ferr
@@ -171,12 +180,28 @@ func (f *bundleFS) readFile(p string) ([]byte, *fsError) {
 	if st.IsDir() {
 		return nil, newFSError("EISDIR", "read", p)
 	}
-	b, err := os.ReadFile(real)
+	tooLarge := func(size int64) *fsError {
+		return &fsError{Name: "RangeError", Code: "ERR_FS_FILE_TOO_LARGE", Path: p,
+			Message: fmt.Sprintf("File size (%d) is greater than %s", size, limit)}
+	}
+	if !limit.Fits(st.Size()) {
+		return nil, tooLarge(st.Size())
+	}
+	file, err := os.Open(real)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil, newFSError("EACCES", "open", p)
 		}
 		return nil, newFSError("ENOENT", "open", p)
+	}
+	defer file.Close()
+	// The file may have grown since it was measured.
+	b, err := io.ReadAll(io.LimitReader(file, int64(limit)+1))
+	if err != nil {
+		return nil, newFSError("EISDIR", "read", p)
+	}
+	if !limit.Fits(int64(len(b))) {
+		return nil, tooLarge(int64(len(b)))
 	}
 	return b, nil
 }

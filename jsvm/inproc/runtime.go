@@ -25,7 +25,7 @@ type Runtime[V any] struct {
 // h (see Host).
 func NewRuntime[V any](engine string, opts jsvm.Options, install func(h *Host) (VM[V], error)) (*Runtime[V], error) {
 	r := &Runtime[V]{}
-	r.host = Host{engine: engine, opts: opts, fs: &bundleFS{}, rt: r}
+	r.host = Host{engine: engine, opts: opts, fs: &bundleFS{}, rt: r, alloc: NewAllocLimit(opts)}
 	if opts.RealTimers() {
 		r.host.loop = eventloop.New()
 	}

@@ -8,7 +8,8 @@
 //   engine  what only the engine can do: name, getAsyncContext(),
 //           setAsyncContext(v), inAsyncJob(), and optionally stackText(e,
 //           message, stack), which normalises an error's stack text;
-//   options the environment's options (JSON: stubTimers, replayAsyncLogs);
+//   options the environment's options (JSON: stubTimers, replayAsyncLogs,
+//           maxAllocation);
 //   envFactory   env.js's function; nodeFactory  the Node environment's
 //           factory, or undefined without RENDERER_SUPPORT_MODULES.
 //
@@ -46,6 +47,18 @@
   // ---- The host object ---------------------------------------------------
 
   var callbacks = new Map(); // timer and immediate id -> function
+  // hostString is s as a string, refused (RangeError) when it is longer
+  // than one allocation may be (options.maxAllocation, inproc.AllocLimit)
+  // before the host copies it.
+  var maxAllocation = options.maxAllocation;
+  function hostString(s, what) {
+    s = String(s);
+    if (s.length > maxAllocation) {
+      throw new RangeError(what + ': ' + s.length + ' bytes are more than the ' + maxAllocation +
+        ' bytes one allocation may take (RENDERER_MAX_ALLOCATION)');
+    }
+    return s;
+  }
   var host = {};
   Object.keys(raw).forEach(function (name) { host[name] = raw[name]; });
   Object.assign(host, {
@@ -81,14 +94,14 @@
     fsStat: function (p) { return raw.fsStat(String(p)); },
     fsReaddir: function (p) { return raw.fsReaddir(String(p)); },
     fsRealpath: function (p) { return raw.fsRealpath(String(p)); },
-    compileModule: function (source, filename) { return raw.compileModule(String(source), String(filename)); },
+    compileModule: function (source, filename) { return raw.compileModule(hostString(source, 'compileModule'), String(filename)); },
     randomBytes: function (n) { return raw.randomBytes(Number(n)); },
     hash: function (alg, key, data) {
       return raw.hash(String(alg), key === null ? undefined : key, data === null ? undefined : data);
     },
-    utf8Encode: function (s) { return raw.utf8Encode(String(s)); },
-    utf8Length: function (s) { return raw.utf8Length(String(s)); },
-    utf8EncodeInto: function (s, u8) { return raw.utf8EncodeInto(String(s), u8); },
+    utf8Encode: function (s) { return raw.utf8Encode(hostString(s, 'UTF-8 encoding')); },
+    utf8Length: function (s) { return raw.utf8Length(hostString(s, 'UTF-8 length')); },
+    utf8EncodeInto: function (s, u8) { return raw.utf8EncodeInto(hostString(s, 'UTF-8 encoding'), u8); },
     utf8Decode: function (buf, off, n, pending, stream, fatal) {
       var p = pending && pending.length ? String.fromCharCode.apply(null, pending) : '';
       return raw.utf8Decode(buf === null ? undefined : buf, Number(off), Number(n), p, !!stream, !!fatal);

@@ -204,6 +204,7 @@ func (e *Engine) NewRuntime() (jsvm.Runtime, error) {
 	var v *vm
 	rt, err := inproc.NewRuntime(Name, e.opts, func(h *inproc.Host) (inproc.VM[quickjs.Value], error) {
 		var err error
+		h.CapAllocations(e.memLimit)
 		v, err = newVM(e, h)
 		return v, err
 	})

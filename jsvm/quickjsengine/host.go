@@ -119,9 +119,13 @@ func (a args) Bool(i int) bool {
 	return b
 }
 
+// Bytes is the memory of an ArrayBuffer argument, not copied (hashing or
+// decoding a large buffer copied it onto the Go heap, outside QuickJS's
+// memory limit): no JavaScript runs during the call, which is as long as
+// inproc.Args promises it.
 func (a args) Bytes(i int) ([]byte, bool) {
 	if p := a.value(i); p != nil {
-		return a.v.x.arrayBuffer(p)
+		return a.v.x.arrayBufferInPlace(p)
 	}
 	return nil, false
 }

@@ -222,17 +222,14 @@ func (x qjsRaw) evalBytecode(bc []byte) (v quickjs.Value, ok bool, err error) {
 	return x.value(r), true, nil
 }
 
-// arrayBuffer returns a copy of the bytes of v if it is an ArrayBuffer.
-func (x qjsRaw) arrayBuffer(v *quickjs.Value) ([]byte, bool) {
+// arrayBufferInPlace is the memory of an ArrayBuffer value, not copied:
+// valid until JavaScript runs again.
+func (x qjsRaw) arrayBufferInPlace(v *quickjs.Value) ([]byte, bool) {
 	raw := qjsRawValue(v)
 	if lib.XJS_GetClassID(x.tls, raw) != lib.EJS_CLASS_ARRAY_BUFFER {
 		return nil, false
 	}
-	b, ok := x.arrayBufferData(raw)
-	if !ok {
-		return nil, false
-	}
-	return append([]byte(nil), b...), true
+	return x.arrayBufferData(raw)
 }
 
 // arrayBufferData is the memory of an ArrayBuffer, valid until JavaScript

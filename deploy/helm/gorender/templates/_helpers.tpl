@@ -164,6 +164,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS" $c.delayBetweenIndividualWorkerRestarts)
   (list "GRACEFUL_WORKER_RESTART_TIMEOUT" $c.gracefulWorkerRestartTimeout)
   (list "RENDERER_MAX_HEAP" $c.maxHeap)
+  (list "RENDERER_MAX_ALLOCATION" $c.maxAllocation)
   (list "RENDERER_QUICKJS_MEMORY_LIMIT" $c.quickjsMemoryLimit)
   (list "RENDERER_REWRITE_STRING_BUILDS" $c.rewriteStringBuilds)
   (list "RENDERER_STUB_TIMERS" $c.stubTimers)

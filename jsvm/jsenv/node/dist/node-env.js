@@ -5154,6 +5154,13 @@ var require_buffer2 = __commonJS({
       }
       return packageByteLength.apply(this, arguments);
     };
+    var packageFrom = Buffer2.from;
+    Buffer2.from = function from(value, encodingOrOffset, length) {
+      if (typeof value === "string" && (encodingOrOffset === void 0 || encodingOrOffset === "utf8" || encodingOrOffset === "utf-8")) {
+        return packageFrom.call(this, state2.host.utf8Encode(value));
+      }
+      return packageFrom.apply(this, arguments);
+    };
     function atob(input) {
       if (arguments.length === 0) throw require_errors().withCode(new TypeError('The "data" argument must be specified'), "ERR_MISSING_ARGS");
       var s = String(input).replace(/[\t\n\f\r ]/g, "");

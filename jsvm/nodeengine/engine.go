@@ -619,7 +619,12 @@ func (e *Engine) loadInto(ctx context.Context, p *proc, prg *program) error {
 				e.mu.Unlock()
 				return nil
 			case "loadFailed":
-				return fmt.Errorf("load bundle %s: %s\n%s", prg.name, f.h.Message, f.h.Stack)
+				failed, err := errorOf(f)
+				if err != nil {
+					e.protocolFault(p, err)
+					return fmt.Errorf("load bundle %s: %w", prg.name, err)
+				}
+				return fmt.Errorf("load bundle %s: %s\n%s", prg.name, failed.Message, failed.Stack)
 			}
 		case <-ctx.Done():
 			p.kill(reasonLoadDeadline)

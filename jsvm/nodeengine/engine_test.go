@@ -228,3 +228,36 @@ func TestSharedContextAndRunOnOtherBundle(t *testing.T) {
 		t.Fatalf("promise across bundles: %q %v", res.Body, err)
 	}
 }
+
+// TestLargeErrors: a bundle's error of megabytes (a render's, a load's) is
+// the bundle's error, answered as on every engine, and the process serves
+// on: it travels in a frame's body, not in its header, whose bound it
+// passed before (a protocol error that cost the process).
+func TestLargeErrors(t *testing.T) {
+	e, _ := newEngine(t, config{StubTimers: true})
+	rt := load(t, e, "b1", "", `var big = 'x'.repeat(3e6);`)
+	_, err := eval(t, rt, "b1", `throw new Error(big)`)
+	if re := renderErr(t, err); re.Kind != jsvm.KindJS || !strings.Contains(re.Text, "EXCEPTION MESSAGE:\nxxxx") {
+		t.Fatalf("error %v %.200q", re.Kind, re.Text)
+	}
+	if rt.Broken() {
+		t.Fatal("runtime broken by a large error")
+	}
+	if got := mustEval(t, rt, "b1", `String(big.length)`); got != "3000000" {
+		t.Fatal(got)
+	}
+	p, err := e.Compile("b2", "", `throw new Error('y'.repeat(3e6))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt2, err := e.NewRuntime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt2.Load(context.Background(), p); err == nil || !strings.Contains(err.Error(), "yyyy") || strings.Contains(err.Error(), "protocol") {
+		t.Fatalf("load error: %.300v", err)
+	}
+	if n := e.spawned.Load(); n != 1 {
+		t.Fatalf("%d processes started, want 1 (none replaced)", n)
+	}
+}

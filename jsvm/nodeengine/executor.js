@@ -353,7 +353,7 @@ async function load(h, source) {
     clearAllTimers();
     loading = null;
     const [message, stack] = bundle ? bundle.hooks.errorParts(e) : errorParts(e);
-    send({ t: 'loadFailed', b: h.b, message, stack: trimStack(stack) });
+    send({ t: 'loadFailed', b: h.b }, errorBody(message, trimStack(stack)));
     return;
   }
   clearAllTimers();
@@ -632,7 +632,7 @@ class Render {
   update(h, code) {
     const target = this.set.get(h.id);
     if (!target) {
-      send({ t: 'updateFailed', r: this.id, n: h.n, message: 'bundle ' + JSON.stringify(h.id) + " is not in this request's bundle set" });
+      send({ t: 'updateFailed', r: this.id, n: h.n }, errorBody('bundle ' + JSON.stringify(h.id) + " is not in this request's bundle set", ''));
       return;
     }
     this.scope.runInAsyncScope(() => {
@@ -644,7 +644,7 @@ class Render {
           inBundle(target, code, () => target.run(code, 'updateChunk'));
         }
       } catch (e) {
-        send({ t: 'updateFailed', r: this.id, n: h.n, message: target.hooks.errorParts(e)[0] });
+        send({ t: 'updateFailed', r: this.id, n: h.n }, errorBody(target.hooks.errorParts(e)[0], ''));
       }
     });
   }
@@ -710,7 +710,14 @@ class Render {
 
 function jsError(r, e) {
   const [message, stack] = r.entry.hooks.errorParts(e);
-  return { kind: 'js', message, stack: trimStack(stack) };
+  return { kind: 'js', body: errorBody(message, trimStack(stack)) };
+}
+
+// errorBody is the body of a frame that carries an error: its message and
+// stack as JSON. A body, not the header: a bundle's error may be megabytes
+// (gorender caps what it answers), and a header is small.
+function errorBody(message, stack) {
+  return JSON.stringify({ message: String(message), stack: String(stack) });
 }
 
 // trimStack drops the frames below the bundle's code: the vm call and this

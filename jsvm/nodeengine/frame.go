@@ -31,14 +31,18 @@ import (
 //
 //	ready        node (version), pid
 //	loaded       b
-//	loadFailed   b, message, stack
+//	loadFailed   b; body: the error (errorBody)
 //	start        r: the result is a stream; the answer starts now
 //	chunk        r; body: the bytes
 //	call         r, k (shared-context key), args: a host function's call
-//	updateFailed r, n, message
+//	updateFailed r, n; body: the error (errorBody)
 //	done         r, kind (body | streamed | nil | js | unsupported |
-//	             stubPending | neverSettled | stalled | canceled), message,
-//	             stack; body: the rendered text for kind body
+//	             stubPending | neverSettled | stalled | canceled); body: the
+//	             rendered text for kind body, the error (errorBody) for js
+//
+// An error travels in the body as JSON {"message", "stack"}: a bundle's
+// error may be megabytes (what gorender answers of it is capped where the
+// answer is built), and a header is small.
 type header struct {
 	T string `json:"t"`
 
@@ -56,13 +60,11 @@ type header struct {
 	Why     string            `json:"why,omitempty"`
 	Options *executorOptions  `json:"options,omitempty"`
 
-	Node    string   `json:"node,omitempty"`
-	PID     int      `json:"pid,omitempty"`
-	Kind    string   `json:"kind,omitempty"`
-	Message string   `json:"message,omitempty"`
-	Stack   string   `json:"stack,omitempty"`
-	K       string   `json:"k,omitempty"`
-	Args    []string `json:"args,omitempty"`
+	Node string   `json:"node,omitempty"`
+	PID  int      `json:"pid,omitempty"`
+	Kind string   `json:"kind,omitempty"`
+	K    string   `json:"k,omitempty"`
+	Args []string `json:"args,omitempty"`
 }
 
 // executorOptions is the environment every bundle context of a process gets.
@@ -155,4 +157,21 @@ func readFrame(r *bufio.Reader) (frame, error) {
 		}
 	}
 	return f, nil
+}
+
+// errorBody is an error's message and stack, as the executor sends them in
+// the body of a loadFailed, updateFailed or done (kind js) frame.
+type errorBody struct {
+	Message string `json:"message"`
+	Stack   string `json:"stack"`
+}
+
+// errorOf reads the error a frame carries; a body that is not one is a
+// protocol error.
+func errorOf(f frame) (errorBody, error) {
+	var e errorBody
+	if err := json.Unmarshal(f.body, &e); err != nil {
+		return e, fmt.Errorf("%w: %s frame's error body: %v", errProtocol, f.h.T, err)
+	}
+	return e, nil
 }

@@ -282,10 +282,14 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 					fn(f.h.Args...)
 				}
 			case "updateFailed":
+				failed, err := errorOf(f)
+				if err != nil {
+					return rn.protocolError(err)
+				}
 				if up, ok := pending[f.h.N]; ok {
 					delete(pending, f.h.N)
 					if req.Updates.Failed != nil {
-						req.Updates.Failed(up, f.h.Message)
+						req.Updates.Failed(up, failed.Message)
 					}
 				}
 			case "done":
@@ -381,7 +385,11 @@ func (rn *render) answer(f frame) (jsvm.Result, error) {
 	case "nil":
 		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindNilResult, Text: jsvm.NilResultText(code)}
 	case "js":
-		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, f.h.Message, f.h.Stack)}
+		failed, err := errorOf(f)
+		if err != nil {
+			return rn.protocolError(err)
+		}
+		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, failed.Message, failed.Stack)}
 	case "unsupported":
 		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindUnsupported, Text: jsvm.StreamWithoutSinkText}
 	case "stubPending":
@@ -397,9 +405,7 @@ func (rn *render) answer(f frame) (jsvm.Result, error) {
 // protocolError answers a render whose executor broke the protocol: a bug,
 // logged as one; the process is killed and replaced.
 func (rn *render) protocolError(err error) (jsvm.Result, error) {
-	rn.rt.eng.log.Error("node executor broke the protocol: a gorender bug; the process is replaced", "node_process", rn.p.slot, "pid", rn.p.pid, "err", err)
-	rn.p.fault.CompareAndSwap(nil, &err)
-	rn.p.kill(reasonProtocol)
+	rn.rt.eng.protocolFault(rn.p, err)
 	rn.rt.broken = true
 	return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: protocolText}
 }
@@ -410,6 +416,14 @@ func (rn *render) lost() (jsvm.Result, error) {
 	d := rn.p.death()
 	rn.rt.eng.log.Warn("node process died during a render; it is replaced", "node_process", rn.p.slot, "err", d)
 	return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: rn.rt.eng.deathText(d)}
+}
+
+// protocolFault replaces a process that sent a frame it should never have
+// sent: a bug, logged as one.
+func (e *Engine) protocolFault(p *proc, err error) {
+	e.log.Error("node executor broke the protocol: a gorender bug; the process is replaced", "node_process", p.slot, "pid", p.pid, "err", err)
+	p.fault.CompareAndSwap(nil, &err)
+	p.kill(reasonProtocol)
 }
 
 // Answers of renders whose process was lost, given like a timeout's.

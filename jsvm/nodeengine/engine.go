@@ -186,6 +186,22 @@ func childEnv(env []string) []string {
 
 func (e *Engine) heapLimitMiB() int { return int(e.cfg.HeapLimit >> 20) }
 
+// minOutsideHeap is the least memory a process with a heap limit may use
+// outside its V8 heap (its young generation, code, Node's own native memory,
+// buffers).
+const minOutsideHeap = 256 << 20
+
+// dataLimit is each process's data segment limit (RLIMIT_DATA) with a
+// heap limit: the heap and as much again outside it (at least 256 MiB), so
+// that a Buffer or ArrayBuffer cannot take more memory than the heap limit
+// allows the heap; none without a heap limit.
+func (e *Engine) dataLimit() int64 {
+	if e.cfg.HeapLimit <= 0 {
+		return 0
+	}
+	return e.cfg.HeapLimit + max(e.cfg.HeapLimit, minOutsideHeap)
+}
+
 // Name implements jsvm.Engine.
 func (e *Engine) Name() string { return Name }
 

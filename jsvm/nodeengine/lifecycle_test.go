@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -171,7 +173,7 @@ func TestOutOfMemory(t *testing.T) {
 	// Bounded: should the limit not apply, this stops at about 1.5 GB.
 	_, err := eval(t, rt, "hog", `for (let i = 0; i < 3e7; i++) kept.push({ i, s: 'x' + i }); 'survived'`)
 	re := renderErr(t, err)
-	want := "Render failed: the Node.js process running it ran out of memory (its V8 heap limit of 64 MiB) and was replaced."
+	want := "Render failed: the Node.js process running it ran out of memory (its V8 heap limit of 64 MiB, 320 MiB in all) and was replaced."
 	if re.Kind != jsvm.KindTimeout || re.Text != want {
 		t.Fatalf("answer %v %q, want %q", re.Kind, re.Text, want)
 	}
@@ -185,6 +187,44 @@ func TestOutOfMemory(t *testing.T) {
 	fresh := load(t, e, "hog", "", `var kept = [];`)
 	if got := mustEval(t, fresh, "hog", `'ok ' + kept.length`); got != "ok 0" {
 		t.Fatal(got)
+	}
+}
+
+// TestMemoryOutsideTheHeap: with a heap limit, memory outside the V8 heap
+// is bounded too (RLIMIT_DATA: the heap limit and as much again, at least
+// 256 MiB more): a Buffer past it is Node's own RangeError in the render,
+// the process serves on; and every process is the kernel's OOM killer's
+// first choice, before gorender.
+func TestMemoryOutsideTheHeap(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("RLIMIT_DATA and oom_score_adj are set on Linux")
+	}
+	e, _ := newEngine(t, config{HeapLimit: 64 << 20, SupportModules: true})
+	rt := load(t, e, "buf", "", `var n = 0;`)
+	// Without the limit this takes 400 MB of the machine and answers.
+	_, err := eval(t, rt, "buf", `Buffer.alloc(400e6).length`)
+	if re := renderErr(t, err); re.Kind != jsvm.KindJS || !strings.Contains(re.Text, "RangeError") {
+		t.Fatalf("answer %v %.300q, want a RangeError", re.Kind, re.Text)
+	}
+	if got := mustEval(t, rt, "buf", `String(Buffer.alloc(100e6).length)`); got != "100000000" {
+		t.Fatalf("a buffer within the limit: %s", got)
+	}
+	if rt.Broken() || e.spawned.Load() != 1 {
+		t.Fatalf("broken %v, processes started %d: the process should serve on", rt.Broken(), e.spawned.Load())
+	}
+	procs := e.Processes()
+	if len(procs) != 1 {
+		t.Fatalf("processes: %+v", procs)
+	}
+	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", procs[0].PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`Max data size\s+335544320\s+335544320\s+bytes`).Match(limits) {
+		t.Errorf("data limit, want 320 MiB:\n%s", limits)
+	}
+	if adj, err := os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", procs[0].PID)); err != nil || strings.TrimSpace(string(adj)) != "1000" {
+		t.Errorf("oom_score_adj %q %v, want 1000", adj, err)
 	}
 }
 

@@ -104,6 +104,13 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 	}
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
+	if err := confineProcess(p.pid, e.dataLimit()); err != nil {
+		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		outR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("node process %d: %w", p.pid, err)
+	}
 	p.started = time.Now()
 	p.stderr.setPID(p.pid)
 	go p.read(outR, e.log)
@@ -234,7 +241,7 @@ func (p *proc) death() *deathError {
 	switch tail := p.stderr.tail(); {
 	case p.fault.Load() != nil:
 		d.kind, d.detail = deathProtocol, (*p.fault.Load()).Error()
-	case strings.Contains(tail, "JavaScript heap out of memory") || strings.Contains(tail, "Reached heap limit"):
+	case outOfMemory(tail):
 		d.kind = deathOOM
 	case p.stopReason.Load() != nil:
 		d.kind, d.detail = deathKilled, *p.stopReason.Load()
@@ -305,10 +312,22 @@ func (p *proc) exitReason() string {
 	if r := p.stopReason.Load(); r != nil {
 		return *r
 	}
-	if t := p.stderr.tail(); strings.Contains(t, "JavaScript heap out of memory") || strings.Contains(t, "Reached heap limit") {
+	if outOfMemory(p.stderr.tail()) {
 		return reasonOOM
 	}
 	return reasonCrash
+}
+
+// outOfMemory reports whether a process's last words say it ran out of
+// memory: its V8 heap limit, or its data segment limit (V8's heap could not
+// grow, or a native allocation failed).
+func outOfMemory(stderr string) bool {
+	for _, s := range []string{"JavaScript heap out of memory", "Reached heap limit", "Fatal process out of memory", "std::bad_alloc"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // rss is the process's resident memory in bytes (0 when unknown).

@@ -434,7 +434,7 @@ func (e *Engine) deathText(d *deathError) string {
 	case deathOOM:
 		limit := "V8's default heap limit"
 		if e.cfg.HeapLimit > 0 {
-			limit = fmt.Sprintf("its V8 heap limit of %d MiB", e.heapLimitMiB())
+			limit = fmt.Sprintf("its V8 heap limit of %d MiB, %d MiB in all", e.heapLimitMiB(), e.dataLimit()>>20)
 		}
 		return fmt.Sprintf("Render failed: the Node.js process running it ran out of memory (%s) and was replaced.", limit)
 	case deathProtocol:

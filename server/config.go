@@ -537,7 +537,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_MAX_ALLOCATION", Default: "256MiB",
-		Doc:   "largest single allocation a render may make through a host function (`crypto.randomBytes`, `TextEncoder`/`TextDecoder`, `fs` reads, strings copied into Go) or, on goja, a built-in sized by its caller (`ArrayBuffer` and typed arrays, so `Buffer`; `String.prototype.repeat`, `padStart`, `padEnd`; `Array.prototype.join`): over it a `RangeError` in JavaScript, as Node throws past its own limits, before the memory is taken (the memory guards act as memory grows; one call must not jump past them). On quickjs never more than `RENDERER_QUICKJS_MEMORY_LIMIT`; `0`/`off`: none",
+		Doc:   "largest single allocation a render may make through a host function (`crypto.randomBytes`, `TextEncoder`/`TextDecoder`, `fs` reads, strings copied into Go) or, on goja, a built-in sized by its caller (`ArrayBuffer` and typed arrays, so `Buffer`; `String.prototype.repeat`, `padStart`, `padEnd`; `Array.prototype.join`): over it a `RangeError` in JavaScript, as Node throws past its own limits, before the memory is taken (the memory guards act as memory grows; one call must not jump past them). On quickjs never more than `RENDERER_QUICKJS_MEMORY_LIMIT`; the node engine bounds each process's memory outside its V8 heap instead (`RLIMIT_DATA`, see [The node engine](#the-node-engine)); `0`/`off`: none",
 		Value: custom{read: parseMaxAllocation, format: showMaxAllocation},
 	},
 	{

@@ -1,0 +1,338 @@
+// Package sourcemap rewrites the stack frames of an error's text from
+// positions in a loaded bundle to positions in its original sources, when
+// the bundle has a source map beside it in the cache: the file its
+// `//# sourceMappingURL=` comment names (a file name, no path), else the
+// companion `<bundle>.js.map`. It works on text, so every engine's errors
+// pass through the same step (worker maps error answers and load errors;
+// the in-process engines' getStackTrace calls it through a host function).
+//
+// A map is read and parsed the first time an error's text names its bundle,
+// never at load, and parsed maps are kept within a memory bound, least
+// recently used first out (RENDERER_SOURCE_MAP_CACHE_SIZE). A map's
+// sourcesContent is dropped before parsing: stack frames need positions only.
+package sourcemap
+
+import (
+	"container/list"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-sourcemap/sourcemap"
+)
+
+// Positions translates a position in the compiled program (the engine's
+// own transforms: the CommonJS wrapper, lowering) to the same position in
+// the bundle as uploaded; ok false when it cannot. Lines are 1-based,
+// columns 0-based.
+type Positions func(line, column int) (int, int, bool)
+
+// parsedCost is the memory of a parsed map per byte of its JSON without
+// sourcesContent: the decoded mappings are 24-byte structs, one per 4-8
+// bytes of base64 VLQ. Measured 5.4-6.0 on esbuild's maps (minified or not)
+// of two 0.5-0.7 MB bundles.
+const parsedCost = 6
+
+// tailBytes is how much of a bundle's end is read for its
+// sourceMappingURL comment.
+const tailBytes = 4096
+
+// Maps is the source maps of the loaded bundles. The zero of *Maps (nil)
+// maps nothing.
+type Maps struct {
+	limit  int64
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	bundles map[string]*bundle // by the file name frames show: <id>.js
+	lru     *list.List         // of *bundle with a parsed map, most recent first
+	used    int64
+}
+
+// bundle is one loaded bundle and, once an error named it, its map.
+type bundle struct {
+	id, path  string
+	positions Positions
+
+	load sync.Mutex // held while the map is read and parsed
+	// Under Maps.mu:
+	state    loadState
+	consumer *sourcemap.Consumer
+	cost     int64
+	elem     *list.Element
+}
+
+type loadState int
+
+const (
+	notRead loadState = iota
+	parsed
+	absent // no map, or one that cannot be used: not looked for again
+)
+
+// New returns Maps that keep parsed maps within limit bytes; nil (no
+// mapping) when limit is 0.
+func New(limit int64, logger *slog.Logger) *Maps {
+	if limit <= 0 {
+		return nil
+	}
+	return &Maps{limit: limit, logger: logger, bundles: map[string]*bundle{}, lru: list.New()}
+}
+
+// Add registers the loaded bundle id, whose file is path; positions is nil
+// when the compiled program's positions are the bundle's. Nothing is read
+// until an error names the bundle.
+func (m *Maps) Add(id, path string, positions Positions) {
+	if m == nil || path == "" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old := m.bundles[id+".js"]; old != nil {
+		m.dropLocked(old)
+	}
+	m.bundles[id+".js"] = &bundle{id: id, path: path, positions: positions}
+}
+
+// Remove forgets bundle id and its parsed map (it was evicted).
+func (m *Maps) Remove(id string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b := m.bundles[id+".js"]; b != nil {
+		m.dropLocked(b)
+		delete(m.bundles, id+".js")
+	}
+}
+
+func (m *Maps) dropLocked(b *bundle) {
+	if b.elem != nil {
+		m.lru.Remove(b.elem)
+		m.used -= b.cost
+		b.elem, b.consumer, b.cost = nil, nil, 0
+	}
+	if b.state == parsed {
+		b.state = notRead
+	}
+}
+
+// frame is a position in a stack frame: [dir/]<id>.js:line:column, with
+// goja's program counter "(n)" after it.
+var frame = regexp.MustCompile(`(?:[^\s()@'"]*/)?([A-Za-z0-9_][A-Za-z0-9._-]*\.js):(\d+):(\d+)(?:\(\d+\))?`)
+
+// Rewrite returns text with every frame position in a registered bundle
+// that has a source map replaced by its original source, line and column.
+// Frames it cannot map stay as they are.
+func (m *Maps) Rewrite(text string) string {
+	if m == nil || !strings.Contains(text, ".js:") {
+		return text
+	}
+	return frame.ReplaceAllStringFunc(text, func(match string) string {
+		sub := frame.FindStringSubmatch(match)
+		m.mu.Lock()
+		b := m.bundles[sub[1]]
+		m.mu.Unlock()
+		if b == nil {
+			return match
+		}
+		line, _ := strconv.Atoi(sub[2])
+		column, _ := strconv.Atoi(sub[3])
+		source, line, column, ok := m.lookup(b, line, column-1)
+		if !ok {
+			return match
+		}
+		return fmt.Sprintf("%s:%d:%d", source, line, column+1)
+	})
+}
+
+// lookup maps a 1-based line and 0-based column of the compiled bundle.
+func (m *Maps) lookup(b *bundle, line, column int) (string, int, int, bool) {
+	if b.positions != nil {
+		var ok bool
+		if line, column, ok = b.positions(line, column); !ok {
+			return "", 0, 0, false
+		}
+	}
+	c := m.consumer(b)
+	if c == nil {
+		return "", 0, 0, false
+	}
+	source, _, line, column, ok := c.Source(line, column)
+	if !ok || source == "" {
+		return "", 0, 0, false
+	}
+	return displayName(source), line, column, true
+}
+
+// consumer returns b's parsed map, reading it on first use; nil without one.
+func (m *Maps) consumer(b *bundle) *sourcemap.Consumer {
+	b.load.Lock()
+	defer b.load.Unlock()
+	m.mu.Lock()
+	switch b.state {
+	case parsed:
+		m.lru.MoveToFront(b.elem)
+		c := b.consumer
+		m.mu.Unlock()
+		return c
+	case absent:
+		m.mu.Unlock()
+		return nil
+	}
+	m.mu.Unlock()
+
+	c, cost, err := m.read(b)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.bundles[b.id+".js"] != b {
+		return c // removed meanwhile: answer this error, keep nothing
+	}
+	if err != nil || c == nil {
+		if err != nil {
+			m.logger.Warn("source map not used", "bundle", b.id, "err", err)
+		}
+		b.state = absent
+		return nil
+	}
+	b.state, b.consumer, b.cost = parsed, c, cost
+	b.elem = m.lru.PushFront(b)
+	m.used += cost
+	for m.used > m.limit {
+		oldest := m.lru.Back().Value.(*bundle)
+		m.dropLocked(oldest)
+	}
+	return c
+}
+
+// read finds and parses b's map: nil, 0, nil when it has none.
+func (m *Maps) read(b *bundle) (*sourcemap.Consumer, int64, error) {
+	file, err := mapFile(b.path)
+	if err != nil || file == "" {
+		return nil, 0, err
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, 0, nil
+		}
+		return nil, 0, fmt.Errorf("open source map: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, 0, fmt.Errorf("source map: %w", err)
+	}
+	// A map whose parsed form cannot fit is not read at all.
+	if info.Size() > m.limit {
+		return nil, 0, fmt.Errorf("source map %s is %d bytes, more than RENDERER_SOURCE_MAP_CACHE_SIZE (%d)", filepath.Base(file), info.Size(), m.limit)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read source map: %w", err)
+	}
+	data, err = withoutContent(data)
+	if err != nil {
+		return nil, 0, fmt.Errorf("source map %s: %w", filepath.Base(file), err)
+	}
+	cost := int64(len(data)) * parsedCost
+	if cost > m.limit {
+		return nil, 0, fmt.Errorf("source map %s would take about %d bytes parsed, more than RENDERER_SOURCE_MAP_CACHE_SIZE (%d)", filepath.Base(file), cost, m.limit)
+	}
+	c, err := sourcemap.Parse("", data)
+	if err != nil {
+		return nil, 0, fmt.Errorf("source map %s: %w", filepath.Base(file), err)
+	}
+	return c, cost, nil
+}
+
+// mapFile is the source map of the bundle at path: the file its
+// sourceMappingURL comment names beside it, else <bundle>.js.map; "" when
+// the comment names something else (a URL, a path, inline data).
+func mapFile(bundlePath string) (string, error) {
+	f, err := os.Open(bundlePath)
+	if err != nil {
+		return "", fmt.Errorf("read bundle: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("read bundle: %w", err)
+	}
+	tail := make([]byte, min(info.Size(), tailBytes))
+	if _, err := f.ReadAt(tail, info.Size()-int64(len(tail))); err != nil {
+		return "", fmt.Errorf("read bundle: %w", err)
+	}
+	if url, ok := mappingURL(string(tail)); ok {
+		if url == "" || strings.ContainsAny(url, `/\:`) || url == "." || url == ".." {
+			return "", nil
+		}
+		return filepath.Join(filepath.Dir(bundlePath), url), nil
+	}
+	return bundlePath + ".map", nil
+}
+
+// mappingURL is the last sourceMappingURL comment of a bundle's end.
+func mappingURL(tail string) (string, bool) {
+	i := max(strings.LastIndex(tail, "//# sourceMappingURL="), strings.LastIndex(tail, "//@ sourceMappingURL="))
+	if i < 0 {
+		return "", false
+	}
+	url, _, _ := strings.Cut(tail[i+len("//# sourceMappingURL="):], "\n")
+	return strings.TrimSpace(url), true
+}
+
+// withoutContent returns a map's JSON without sourcesContent (nor that of
+// an indexed map's sections).
+func withoutContent(data []byte) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if _, ok := doc["sourcesContent"]; !ok {
+		if _, ok := doc["sections"]; !ok {
+			return data, nil
+		}
+	}
+	delete(doc, "sourcesContent")
+	if raw, ok := doc["sections"]; ok {
+		var sections []map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &sections); err != nil {
+			return nil, err
+		}
+		for _, s := range sections {
+			var sub map[string]json.RawMessage
+			if json.Unmarshal(s["map"], &sub) == nil {
+				delete(sub, "sourcesContent")
+				s["map"], _ = json.Marshal(sub)
+			}
+		}
+		doc["sections"], _ = json.Marshal(sections)
+	}
+	return json.Marshal(doc)
+}
+
+// displayName is a map's source as a reader knows it: without a bundler's
+// scheme and namespace (webpack://app/) and the ../ that lead from the
+// map's directory back to the sources.
+func displayName(source string) string {
+	if rest, ok := strings.CutPrefix(source, "webpack://"); ok {
+		if _, after, ok := strings.Cut(rest, "/"); ok {
+			source = after
+		}
+	}
+	source = path.Clean(source)
+	for strings.HasPrefix(source, "../") {
+		source = source[3:]
+	}
+	return source
+}

@@ -62,6 +62,10 @@ type Options struct {
 	// Logger receives what an engine does outside any render (the node
 	// engine's processes replaced); nil discards it.
 	Logger *slog.Logger
+	// MapStack rewrites a stack's frames from bundle positions to original
+	// sources where the bundle has a source map (jsvm/sourcemap; nil: as
+	// they are). getStackTrace's answer passes through it.
+	MapStack func(stack string) string
 }
 
 // NodeOptions configure the node engine (RENDERER_JS_ENGINE=node), whose
@@ -150,6 +154,15 @@ type Engine interface {
 type Program interface {
 	// Name is the bundle id the program was compiled for.
 	Name() string
+}
+
+// BundlePositions is implemented by a Program whose engine transformed the
+// bundle before compiling it (a wrapper, a lowering): BundlePosition takes
+// a position its errors report (line 1-based, column 0-based) back to the
+// bundle as uploaded, ok false when it cannot. Source maps describe the
+// uploaded bundle; without this method positions are taken as its.
+type BundlePositions interface {
+	BundlePosition(line, column int) (int, int, bool)
 }
 
 // Runtime is one JavaScript global environment holding one loaded bundle.

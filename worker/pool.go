@@ -235,7 +235,7 @@ func (pl *pool) newEntry(ctx context.Context) (*entry, error) {
 	}
 	if err := rt.Load(loadCtx, pl.program); err != nil {
 		rt.Close()
-		return nil, err
+		return nil, mappedError(pl.cfg.SourceMaps, err)
 	}
 	if rt.Broken() {
 		// The load finished as its deadline passed: the interrupt may be pending.

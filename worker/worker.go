@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/sourcemap"
 	"github.com/gorender/gorender/tracing"
 )
 
@@ -91,6 +92,9 @@ type Config struct {
 	// Tracer starts the spans of bundle loads and queue waits; nil when
 	// tracing is off.
 	Tracer trace.Tracer
+	// SourceMaps maps the stack frames of render and load errors to the
+	// bundles' original sources, whatever the engine; nil maps nothing.
+	SourceMaps *sourcemap.Maps
 }
 
 // Pools holds one pool per loaded bundle.
@@ -230,8 +234,39 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 			return jsvm.Result{}, err
 		}
 	}
-	return o.res, o.err
+	return o.res, mappedError(p.cfg.SourceMaps, o.err)
 }
+
+// mappedError is err with the stack frames of its text in the bundles'
+// original sources: a JavaScript error's answer, or a load's error (for
+// the log). Every engine's errors pass through here.
+func mappedError(maps *sourcemap.Maps, err error) error {
+	if maps == nil || err == nil {
+		return err
+	}
+	if renderErr, ok := err.(*jsvm.RenderError); ok {
+		if renderErr.Kind != jsvm.KindJS {
+			return err
+		}
+		mapped := *renderErr
+		mapped.Text = maps.Rewrite(renderErr.Text)
+		return &mapped
+	}
+	if text := maps.Rewrite(err.Error()); text != err.Error() {
+		return &rewrittenError{text: text, err: err}
+	}
+	return err
+}
+
+// rewrittenError is an error whose text was rewritten; it still wraps the
+// original.
+type rewrittenError struct {
+	text string
+	err  error
+}
+
+func (e *rewrittenError) Error() string { return e.text }
+func (e *rewrittenError) Unwrap() error { return e.err }
 
 // interruptCause is the answer for a render the pools interrupted
 // themselves (recycling, eviction, memory guard), or nil.
@@ -475,9 +510,15 @@ func (p *Pools) load(ctx context.Context, id string) (pl *pool, err error) {
 	if err != nil {
 		return nil, &LoadError{ID: id, Err: err}
 	}
+	var positions sourcemap.Positions
+	if bp, ok := prg.(jsvm.BundlePositions); ok {
+		positions = bp.BundlePosition
+	}
+	p.cfg.SourceMaps.Add(id, path, positions)
 	pl = newPool(id, prg, p.cfg, release)
 	e, err := pl.newEntry(ctx)
 	if err != nil {
+		p.cfg.SourceMaps.Remove(id)
 		return nil, &LoadError{ID: id, Err: err}
 	}
 	pl.mu.Lock()
@@ -502,6 +543,7 @@ func (p *Pools) evictLocked() {
 		p.lru = p.lru[1:]
 		pl := p.pools[id]
 		delete(p.pools, id)
+		p.cfg.SourceMaps.Remove(id)
 		p.cfg.Logger.Info("bundle evicted", "bundle", id, "max_bundles", p.cfg.MaxBundles)
 		go pl.drain(p.cfg.DrainTimeout)
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
 
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/inproc"
@@ -128,7 +129,9 @@ func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
 		return nil, fmt.Errorf("compile bundle %s: %w", name, err)
 	}
 	p.prg = prg
-	return inproc.NewProgram(name, path, e.opts.SupportModules, p), nil
+	prog := inproc.NewProgram(name, path, e.opts.SupportModules, p)
+	prog.Lowered = p.lowered
+	return prog, nil
 }
 
 // compileBundle compiles src, rewritten by RewriteStringBuilds unless the
@@ -153,7 +156,15 @@ func (e *Engine) compile(name, source string) (*goja.Program, error) {
 	if e.opts.SupportModules {
 		source = transform.WrapModule(source)
 	}
-	return goja.Compile(name+".js", source, false)
+	// goja would read and parse a source map its sourceMappingURL names
+	// (relative to the working directory, eagerly, unbounded) and report
+	// mapped positions; jsvm/sourcemap maps every engine's errors instead,
+	// lazily and within a bound, from the bundle's own positions.
+	ast, err := goja.Parse(name+".js", source, parser.WithDisableSourceMaps)
+	if err != nil {
+		return nil, err
+	}
+	return goja.CompileAST(ast, false)
 }
 
 // StringBuilds reports how many quadratic string builds were rewritten in a

@@ -229,6 +229,12 @@ var Functions = []Function{
 		}
 		return Undefined()
 	}},
+	{"mapStack", func(h *Host, a Args) Reply { // (stack) → the stack in original sources (getStackTrace)
+		if h.opts.MapStack == nil {
+			return String(a.String(0))
+		}
+		return String(h.opts.MapStack(a.String(0)))
+	}},
 	{"runOnOther", func(h *Host, a Args) Reply { // (bundleId, code) → description, or null: run it here
 		text, here, herr := h.rt.runOnOther(a.String(0), a.String(1))
 		switch {

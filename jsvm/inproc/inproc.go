@@ -18,6 +18,7 @@ import (
 	"fmt"
 
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/transform"
 )
 
 // VM is one engine runtime as the render flow uses it: a JavaScript global
@@ -139,6 +140,26 @@ type Program struct {
 	Module bool
 	// Code is the engine's compiled form.
 	Code any
+	// Lowered reports code an engine rewrote with esbuild before compiling
+	// it (transform.LowerForGoja, LowerAwait): its positions are no longer
+	// the bundle's.
+	Lowered bool
+}
+
+// BundlePosition takes a position of the compiled program back to the
+// bundle as uploaded (jsvm.BundlePositions): the CommonJS wrapper's header
+// shifts line 1; a lowered program's positions are lost.
+func (p *Program) BundlePosition(line, column int) (int, int, bool) {
+	if p.Lowered {
+		return 0, 0, false
+	}
+	if p.Module && line == 1 {
+		column -= len(transform.ModuleHeader)
+		if column < 0 {
+			return 0, 0, false
+		}
+	}
+	return line, column, true
 }
 
 // NewProgram returns the program of bundle name.

@@ -5,7 +5,7 @@
 // calls through the bridge.
 //
 // host: engine (name), getAsyncContext(), setAsyncContext(v), inAsyncJob(),
-// reportError(e), rewriteRegExp(pattern), and with real timers
+// reportError(e), rewriteRegExp(pattern), mapStack(stack), and with real timers
 // setTimer(fn, ms, repeat), setImmediate(fn), clearTimer(id),
 // timerRef(id, on), timerHasRef(id), timerRefresh(id).
 (function (options, host) {
@@ -373,11 +373,12 @@
   };
   g.console = console;
 
+  // In original sources where the bundle has a source map (host.mapStack).
   g.getStackTrace = function getStackTrace() {
     try {
       throw new Error('');
     } catch (e) {
-      return e.stack;
+      return typeof e.stack === 'string' ? host.mapStack(e.stack) : e.stack;
     }
   };
 

@@ -109,7 +109,9 @@ func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
 		return nil, fmt.Errorf("compile bundle %s: %w", name, err)
 	}
 	p.bytecode = bc
-	return inproc.NewProgram(name, path, e.opts.SupportModules, p), nil
+	prog := inproc.NewProgram(name, path, e.opts.SupportModules, p)
+	prog.Lowered = p.lowered
+	return prog, nil
 }
 
 // compile compiles global code to bytecode in a scratch VM.

@@ -68,6 +68,9 @@ type Config struct {
 	// CacheMaxSize bounds the bundle cache: least recently used bundles
 	// that are not in use are pruned beyond it (bytes; 0: no limit).
 	CacheMaxSize uint64
+	// SourceMapCacheSize bounds the memory of parsed source maps (0: errors
+	// are not mapped to original sources).
+	SourceMapCacheSize uint64
 	// GenerationManifest is the absolute path of a pre-seed declaration
 	// whose bundles are loaded at start (RENDERER_CURRENT_GENERATION_MANIFEST).
 	GenerationManifest string
@@ -256,6 +259,11 @@ var settings = []setting{
 		Name: "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE", Default: "0",
 		Doc:   "size limit of the bundle cache: past it, the least recently used bundles that no gorender on the cache has loaded or is storing, that no `.current-generations` declaration names and that were not used in the last 5 minutes are removed with their companion files (see [Bundle cache](#bundle-cache)). Sizes like `2GiB`; `0` is no limit",
 		Value: size(func(c *Config) *uint64 { return &c.CacheMaxSize }),
+	},
+	{
+		Name: "RENDERER_SOURCE_MAP_CACHE_SIZE", Default: "64MiB",
+		Doc:   "memory for the parsed source maps of loaded bundles, which put original files and lines in error answers, load-error logs and `getStackTrace` (see [Source maps](#source-maps)); a map is parsed on the first error that needs it, least recently used ones make room. Sizes like `64MiB`; `0`: no mapping",
+		Value: size(func(c *Config) *uint64 { return &c.SourceMapCacheSize }),
 	},
 	{
 		Name:       "RENDERER_WORKERS_COUNT",

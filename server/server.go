@@ -20,6 +20,7 @@ import (
 	"github.com/gorender/gorender/handlers"
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/engines"
+	"github.com/gorender/gorender/jsvm/sourcemap"
 	"github.com/gorender/gorender/metrics"
 	"github.com/gorender/gorender/tracing"
 	"github.com/gorender/gorender/worker"
@@ -69,6 +70,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bundle cache: %w", err)
 	}
+	maps := sourcemap.New(int64(min(cfg.SourceMapCacheSize, math.MaxInt64)), logger)
 	engine, err := engines.New(cfg.JSEngine, jsvm.Options{
 		StubTimers:       cfg.StubTimers,
 		SupportModules:   cfg.SupportModules,
@@ -86,7 +88,8 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 			RestartInterval: cfg.RecycleInterval,
 			RestartDelay:    cfg.RecycleDelay,
 		},
-		Logger: logger,
+		Logger:   logger,
+		MapStack: maps.Rewrite,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("JavaScript engine: %w", err)
@@ -121,6 +124,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Logger:               logger,
 		Observer:             observer,
 		Tracer:               tracer,
+		SourceMaps:           maps,
 	})
 	if m != nil {
 		m.LoadedBundles(func() []metrics.BundleStats {

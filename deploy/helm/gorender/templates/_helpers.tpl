@@ -192,6 +192,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_MAX_CONCURRENT_STREAMS" $c.maxConcurrentStreams)
   (list "RENDERER_INCREMENTAL_LINE_TIMEOUT" $c.incrementalLineTimeout)
   (list "RENDERER_PULL_MODE_IDLE_TIMEOUT" $c.pullModeIdleTimeout)
+  (list "RENDERER_SOURCE_MAP_CACHE_SIZE" $c.sourceMapCacheSize)
   (list "OTEL_EXPORTER_OTLP_ENDPOINT" .Values.tracing.endpoint)
   (list "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" .Values.tracing.tracesEndpoint)
   (list "OTEL_EXPORTER_OTLP_PROTOCOL" .Values.tracing.protocol)

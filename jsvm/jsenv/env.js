@@ -373,12 +373,14 @@
   };
   g.console = console;
 
-  // In original sources where the bundle has a source map (host.mapStack).
+  // In original sources where the bundle has a source map (host.mapStack,
+  // a Go host function of the in-process engines; the node engine's
+  // JavaScript runs in another process and has none).
   g.getStackTrace = function getStackTrace() {
     try {
       throw new Error('');
     } catch (e) {
-      return typeof e.stack === 'string' ? host.mapStack(e.stack) : e.stack;
+      return typeof e.stack === 'string' && typeof host.mapStack === 'function' ? host.mapStack(e.stack) : e.stack;
     }
   };
 

@@ -224,3 +224,42 @@ func TestReservedBundleIDs(t *testing.T) {
 		s.wantStagingEmpty(t)
 	})
 }
+
+// TestFSErrorsNameNoServerPath: a render that fails on an fs call answers a
+// 400 whose message and stack name the path relative to the bundle
+// directory, never the server's cache path (PROTOCOL.md §5), whether the
+// host refused the read (a missing companion, a sibling bundle's file) or
+// the environment refused a write. Before this the 400 said
+// `ENOENT: no such file or directory, open '<cache>/<id>/missing.json'`.
+func TestFSErrorsNameNoServerPath(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true"})
+	id := newID("s")
+	s.upload(t, map[string]string{id: markerBundle("fs") +
+		"globalThis.read = function (p) { return require('fs').readFileSync(require('path').join(__dirname, p), 'utf8'); };\n" +
+		"globalThis.write = function (p) { require('fs').writeFileSync(require('path').join(__dirname, p), 'x'); };\n"}, nil)
+	eachTransport(t, func(t *testing.T, tr transport) {
+		for code, want := range map[string]string{
+			"read('missing.json')":         "ENOENT: no such file or directory, open 'missing.json'",
+			"read('../other/stats.json')":  "ENOENT: no such file or directory, open '../other/stats.json'",
+			"write('out.txt')":             "EROFS: read-only file system, open 'out.txt'",
+			"write('../../elsewhere.txt')": "EROFS: read-only file system, open '../../elsewhere.txt'",
+		} {
+			r := s.render(t, tr, id, code)
+			r.wantStatus(t, tr, http.StatusBadRequest)
+			if !strings.Contains(r.Body, "EXCEPTION MESSAGE:\n"+want+"\n") {
+				t.Errorf("%s: the 400 does not say %q:\n%s", code, want, clip(r.Body))
+			}
+			// On the node engine V8's stack frames name the bundle's and the
+			// executor's files by their paths (README, The node engine);
+			// the message names none.
+			shown := r.Body
+			if testEngine == "node" {
+				shown, _, _ = strings.Cut(r.Body, "\n\nSTACK:\n")
+			}
+			if dir := filepath.Dir(s.cache); strings.Contains(shown, dir) {
+				t.Errorf("%s: the 400 names the server's path %s:\n%s", code, dir, clip(r.Body))
+			}
+		}
+	})
+}

@@ -41,7 +41,13 @@ func testFSIsConfinedToTheBundleDirectory(t *testing.T, engine string) {
 		{"NUL byte", `(() => { try { return require('fs').readFileSync(__dirname + '/loadable-stats.json\0/../../outside.txt'); } catch (e) { return e.code; } })()`, "ERR_INVALID_ARG_VALUE"},
 		{"directory read", `(() => { try { return require('fs').readFileSync(__dirname); } catch (e) { return e.code; } })()`, "EISDIR"},
 		{"write", `(() => { try { require('fs').writeFileSync(__dirname + '/new.txt', 'x'); return 'wrote'; } catch (e) { return e.code + ' ' + e.message; } })()`,
-			"EROFS EROFS: read-only file system, open '" + dir + "/new.txt'"},
+			"EROFS EROFS: read-only file system, open 'new.txt'"},
+		// Errors name paths relative to the bundle directory, never the
+		// server's cache path (they reach 400 answers).
+		{"error paths are relative", `(() => { const fs = require('fs'), path = require('path'); const m = []; for (const p of [path.join(__dirname, 'missing.json'), path.join(__dirname, '..', 'other', 'x.json'), __dirname + '/sub/../nope', 'rel/missing.txt']) { try { fs.readFileSync(p); } catch (e) { m.push(e.message + ' ' + e.path); } } try { fs.statSync(__dirname + '/nope'); } catch (e) { m.push(e.message); } try { fs.mkdirSync(path.join(__dirname, '..', 'made')); } catch (e) { m.push(e.message); } return m.join('|'); })()`,
+			"ENOENT: no such file or directory, open 'missing.json' missing.json|ENOENT: no such file or directory, open '../other/x.json' ../other/x.json|" +
+				"ENOENT: no such file or directory, open 'nope' nope|ENOENT: no such file or directory, open 'rel/missing.txt' rel/missing.txt|" +
+				"ENOENT: no such file or directory, stat 'nope'|EROFS: read-only file system, mkdir '../made'"},
 		{"mkdir", `(() => { try { require('fs').mkdirSync(__dirname + '/d'); return 'made'; } catch (e) { return e.code; } })()`, "EROFS"},
 		{"async read outside", `new Promise((resolve) => require('fs').readFile('/etc/hostname', (err) => resolve(err ? err.code : 'read')))`, "ENOENT"},
 		{"promises read outside", `require('fs/promises').readFile('/etc/hostname').then(() => 'read', (e) => e.code)`, "ENOENT"},

@@ -121,6 +121,33 @@ func newBundleFS(path string) *bundleFS {
 	return f
 }
 
+// fail is the error of a call on path p, which names p relative to the
+// bundle directory: the error's message and stack reach the 400 answer of a
+// render that does not catch it, and clients must not see the server's cache
+// path (PROTOCOL.md §5).
+func (f *bundleFS) fail(code, syscallName, p string) *fsError {
+	return newFSError(code, syscallName, f.shown(p))
+}
+
+// shown is p as an fs error names it: an absolute path relative to the
+// bundle directory (process.cwd(), so it still names the same file), a
+// relative one as the bundle gave it.
+func (f *bundleFS) shown(p string) string {
+	if !filepath.IsAbs(p) || f.dir == "" {
+		return p
+	}
+	clean := filepath.Clean(p)
+	dir := f.dir
+	if !within(clean, f.dir) && within(clean, f.realDir) {
+		dir = f.realDir
+	}
+	rel, err := filepath.Rel(dir, clean)
+	if err != nil {
+		return ""
+	}
+	return rel
+}
+
 // within reports whether p is dir or below it.
 func within(p, dir string) bool {
 	if dir == "" {
@@ -137,10 +164,10 @@ func within(p, dir string) bool {
 // also process.cwd()).
 func (f *bundleFS) resolve(p, syscallName string) (string, *fsError) {
 	if strings.IndexByte(p, 0) >= 0 {
-		return "", newFSError("ENOENT", syscallName, p)
+		return "", f.fail("ENOENT", syscallName, p)
 	}
 	if f.dir == "" {
-		return "", newFSError("ENOENT", syscallName, p)
+		return "", f.fail("ENOENT", syscallName, p)
 	}
 	abs := p
 	if !filepath.IsAbs(abs) {
@@ -149,23 +176,22 @@ func (f *bundleFS) resolve(p, syscallName string) (string, *fsError) {
 	abs = filepath.Clean(abs)
 	// Lexical check first, so that nothing outside is even looked at.
 	if !within(abs, f.dir) && !within(abs, f.realDir) {
-		return "", newFSError("ENOENT", syscallName, p)
+		return "", f.fail("ENOENT", syscallName, p)
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) && errno == syscall.ENOTDIR {
-			return "", newFSError("ENOTDIR", syscallName, p)
+			return "", f.fail("ENOTDIR", syscallName, p)
 		}
-		return "", newFSError("ENOENT", syscallName, p)
+		return "", f.fail("ENOENT", syscallName, p)
 	}
 	if !within(real, f.realDir) && real != f.bundleReal {
-		return "", newFSError("ENOENT", syscallName, p)
+		return "", f.fail("ENOENT", syscallName, p)
 	}
 	return real, nil
 }
 
-// readFile returns the file's bytes.
 // readFile returns the file's bytes; a file larger than limit bytes is
 // not read (a RangeError, as Node's ERR_FS_FILE_TOO_LARGE).
 func (f *bundleFS) readFile(p string, limit AllocLimit) ([]byte, *fsError) {
@@ -175,13 +201,13 @@ func (f *bundleFS) readFile(p string, limit AllocLimit) ([]byte, *fsError) {
 	}
 	st, err := os.Stat(real)
 	if err != nil {
-		return nil, newFSError("ENOENT", "open", p)
+		return nil, f.fail("ENOENT", "open", p)
 	}
 	if st.IsDir() {
-		return nil, newFSError("EISDIR", "read", p)
+		return nil, f.fail("EISDIR", "read", p)
 	}
 	tooLarge := func(size int64) *fsError {
-		return &fsError{Name: "RangeError", Code: "ERR_FS_FILE_TOO_LARGE", Path: p,
+		return &fsError{Name: "RangeError", Code: "ERR_FS_FILE_TOO_LARGE", Path: f.shown(p),
 			Message: fmt.Sprintf("File size (%d) is greater than %s", size, limit)}
 	}
 	if !limit.Fits(st.Size()) {
@@ -190,15 +216,15 @@ func (f *bundleFS) readFile(p string, limit AllocLimit) ([]byte, *fsError) {
 	file, err := os.Open(real)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
-			return nil, newFSError("EACCES", "open", p)
+			return nil, f.fail("EACCES", "open", p)
 		}
-		return nil, newFSError("ENOENT", "open", p)
+		return nil, f.fail("ENOENT", "open", p)
 	}
 	defer file.Close()
 	// The file may have grown since it was measured.
 	b, err := io.ReadAll(io.LimitReader(file, int64(limit)+1))
 	if err != nil {
-		return nil, newFSError("EISDIR", "read", p)
+		return nil, f.fail("EISDIR", "read", p)
 	}
 	if !limit.Fits(int64(len(b))) {
 		return nil, tooLarge(int64(len(b)))
@@ -221,7 +247,7 @@ func (f *bundleFS) stat(p string) (fileStat, *fsError) {
 	}
 	st, err := os.Stat(real)
 	if err != nil {
-		return fileStat{}, newFSError("ENOENT", "stat", p)
+		return fileStat{}, f.fail("ENOENT", "stat", p)
 	}
 	mode := uint32(st.Mode().Perm())
 	if st.IsDir() {
@@ -252,9 +278,9 @@ func (f *bundleFS) readDir(p string) ([]dirEntry, *fsError) {
 	if err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) && errno == syscall.ENOTDIR {
-			return nil, newFSError("ENOTDIR", "scandir", p)
+			return nil, f.fail("ENOTDIR", "scandir", p)
 		}
-		return nil, newFSError("ENOENT", "scandir", p)
+		return nil, f.fail("ENOENT", "scandir", p)
 	}
 	out := make([]dirEntry, 0, len(entries))
 	for _, e := range entries {
@@ -281,7 +307,7 @@ func (f *bundleFS) realpath(p string) (string, *fsError) {
 	}
 	rel, err := filepath.Rel(f.realDir, real)
 	if err != nil {
-		return "", newFSError("ENOENT", "realpath", p)
+		return "", f.fail("ENOENT", "realpath", p)
 	}
 	return filepath.Join(f.dir, rel), nil
 }

@@ -1060,8 +1060,18 @@ function confinedFS(bundle) {
   const within = (p, d) => d !== '' && (p === d || p.startsWith(d.endsWith('/') ? d : d + '/'));
   const ERRNO = { ENOENT: [-2, 'no such file or directory'], EISDIR: [-21, 'illegal operation on a directory'],
     ENOTDIR: [-20, 'not a directory'], EROFS: [-30, 'read-only file system'], EACCES: [-13, 'permission denied'] };
-  function fsError(code, syscall, p) {
+  // shown is a path as an error names it, as the other engines do: an
+  // absolute path relative to the bundle's directory (process.cwd(), so it
+  // names the same file), so that a 400 answer carrying the error never
+  // names the server's cache path (PROTOCOL.md §5).
+  function shown(p) {
+    if (!dir || !nodePath.isAbsolute(p)) return p;
+    const abs = nodePath.resolve(p);
+    return nodePath.relative(!within(abs, dir) && within(abs, realDir) ? realDir : dir, abs) || '.';
+  }
+  function fsError(code, syscall, given) {
     const [errno, text] = ERRNO[code];
+    const p = shown(given);
     const msg = code === 'EISDIR' && syscall === 'read' ? 'EISDIR: illegal operation on a directory, read'
       : code + ': ' + text + ', ' + syscall + " '" + p + "'";
     const err = new Error(msg);
@@ -1133,7 +1143,7 @@ function confinedFS(bundle) {
       return fs.statSync(resolve(p, 'stat'));
     } catch (e) {
       if (opts && opts.throwIfNoEntry === false && e && e.code === 'ENOENT') return undefined;
-      if (e && e.syscall === 'stat' && e.path === p) throw e;
+      if (e && e.syscall === 'stat' && e.path === shown(p)) throw e;
       throw fsError('ENOENT', 'stat', p);
     }
   }

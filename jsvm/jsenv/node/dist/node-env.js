@@ -19198,8 +19198,12 @@ var require_fs = __commonJS({
     function flagOf(options) {
       return options && typeof options === "object" && options.flag ? String(options.flag) : "r";
     }
+    function shown(p) {
+      if (!state2.dirname || p.charAt(0) !== "/") return p;
+      return require_path_browserify().relative(state2.dirname, p) || ".";
+    }
     function erofs(syscall, path) {
-      var p = typeof path === "string" ? path : String(path);
+      var p = typeof path === "string" ? shown(path) : String(path);
       var err = new Error("EROFS: read-only file system, " + syscall + " '" + p + "'");
       err.errno = -30;
       err.code = "EROFS";

@@ -38,8 +38,17 @@ function flagOf(options) {
   return options && typeof options === 'object' && options.flag ? String(options.flag) : 'r';
 }
 
+// shown is a path as an fs error names it, as the host names the paths of
+// its own errors: an absolute path relative to the bundle's directory
+// (process.cwd(), so it still names the same file), so that a 400 answer
+// carrying the error never names the server's cache path (PROTOCOL.md §5).
+function shown(p) {
+  if (!state.dirname || p.charAt(0) !== '/') return p;
+  return require('path-browserify').relative(state.dirname, p) || '.';
+}
+
 function erofs(syscall, path) {
-  var p = typeof path === 'string' ? path : String(path);
+  var p = typeof path === 'string' ? shown(path) : String(path);
   var err = new Error('EROFS: read-only file system, ' + syscall + " '" + p + "'");
   err.errno = -30;
   err.code = 'EROFS';

@@ -244,6 +244,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			// bodies its handlers have not read yet (README, Limits).
 			MaxReceiveBufferPerConnection: 1 << 20,
 			MaxReceiveBufferPerStream:     1 << 20,
+			// HTTP/2's default frame size, not Go's 1 MiB: a connection
+			// keeps a read buffer as large as the largest frame it was
+			// sent, for its whole life, before any password is checked.
+			MaxReadFrameSize: 16 << 10,
 			// A connection that takes no bytes at all (its client stopped
 			// reading the socket) is closed, streams and all.
 			WriteByteTimeout: s.cfg.WriteTimeout,

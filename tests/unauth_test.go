@@ -528,3 +528,45 @@ func TestConnectionCapKeepsProbesAnswered(t *testing.T) {
 		t.Errorf("gorender ran out of descriptors:\n%s", tail(out, 2000))
 	}
 }
+
+// TestH2CMaxFrameSize: gorender's h2c SETTINGS advertise frames of at most
+// 16 KiB (HTTP/2's default), so that a connection's read buffer, which
+// grows to the largest frame it was sent and is kept for the connection's
+// life, stays small for clients without the password. On main before this
+// it was Go's 1 MiB.
+func TestH2CMaxFrameSize(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, nil)
+	conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(requestTimeout))
+	// The client preface and an empty SETTINGS frame.
+	if _, err := io.WriteString(conn, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"); err != nil {
+		t.Fatal(err)
+	}
+	// The server's first frame is its SETTINGS: 6-byte entries of a 16-bit
+	// id and a 32-bit value; SETTINGS_MAX_FRAME_SIZE is id 5.
+	head := make([]byte, 9)
+	if _, err := io.ReadFull(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	if head[3] != 0x4 {
+		t.Fatalf("first frame of type %d, want SETTINGS (4)", head[3])
+	}
+	payload := make([]byte, int(head[0])<<16|int(head[1])<<8|int(head[2]))
+	if _, err := io.ReadFull(conn, payload); err != nil {
+		t.Fatal(err)
+	}
+	maxFrame := uint32(16384) // the protocol's default when not advertised
+	for i := 0; i+6 <= len(payload); i += 6 {
+		if id := uint16(payload[i])<<8 | uint16(payload[i+1]); id == 0x5 {
+			maxFrame = uint32(payload[i+2])<<24 | uint32(payload[i+3])<<16 | uint32(payload[i+4])<<8 | uint32(payload[i+5])
+		}
+	}
+	if maxFrame != 16384 {
+		t.Errorf("SETTINGS_MAX_FRAME_SIZE = %d, want 16384", maxFrame)
+	}
+}

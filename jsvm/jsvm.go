@@ -53,6 +53,15 @@ type Options struct {
 	// (RENDERER_MAX_ALLOCATION): past it, a RangeError. 0 means
 	// DefaultMaxAllocation, a negative value no bound.
 	MaxAllocation int64
+	// RegexpMatchTimeout ends a regular expression match of goja's
+	// backtracking engine that runs longer (0: none), reported to the
+	// script as no match: it must be at least the longest of the render,
+	// stream-idle and load deadlines, so that a match it ends belongs to a
+	// render already past its deadline. (A streamed answer is checked for
+	// idleness by its event loop, which does not run while a match does: a
+	// stream running one match that long sees no match.) The first goja
+	// engine of a process sets it for the process.
+	RegexpMatchTimeout time.Duration
 	// Environ is the process environment as "KEY=value" strings (as
 	// os.Environ returns it), the source of process.env in the
 	// Node-compatible environment (ProcessEnv); nil is an empty one.

@@ -124,6 +124,18 @@ func (m *Metrics) ConnectionShed(reason string) {
 	m.connectionsShed.WithLabelValues(reason).Inc()
 }
 
+// QuarantineLimit registers gorender_runtimes_quarantined_limit, the bound
+// on gorender_runtimes_quarantined (RENDERER_MAX_QUARANTINED_RUNTIMES):
+// at it, /ready answers quarantine_full.
+func (m *Metrics) QuarantineLimit(limit int) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gorender_runtimes_quarantined_limit",
+		Help: "Runtimes given up as stuck that may still run (RENDERER_MAX_QUARANTINED_RUNTIMES); at it /ready answers quarantine_full.",
+	})
+	g.Set(float64(limit))
+	m.registry.MustRegister(g)
+}
+
 // UnauthenticatedBody registers gorender_unauthenticated_body_bytes (what
 // requests not yet authenticated are charged now, asked at each scrape) and
 // gorender_unauthenticated_body_budget_bytes (its bound).

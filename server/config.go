@@ -76,6 +76,9 @@ type Config struct {
 	GenerationManifest string
 	// MaxRendersPerRuntime recycles a runtime after that many renders (0: never).
 	MaxRendersPerRuntime int
+	// MaxQuarantined bounds the runtimes given up as stuck that may still
+	// run (worker.Config.MaxQuarantined); by default the CPUs.
+	MaxQuarantined int
 	// RecycleInterval, RecycleDelay and RecycleGrace map upstream's
 	// scheduled worker restarts onto recycling runtimes one at a time.
 	RecycleInterval, RecycleDelay, RecycleGrace time.Duration
@@ -402,6 +405,13 @@ var settings = []setting{
 		Name: "RENDERER_MAX_RENDERS_PER_RUNTIME", Default: "0",
 		Doc:   "recycle a runtime after that many renders (replaced in the background); with `node`, also each Node.js process after that many; `0` is never",
 		Value: number(func(c *Config) *int { return &c.MaxRendersPerRuntime }, 0, 1<<31-1),
+	},
+	{
+		Name:       "RENDERER_MAX_QUARANTINED_RUNTIMES",
+		DefaultDoc: "CPUs (as `RENDERER_WORKERS_COUNT`)",
+		Doc:        "runtimes that ignored their render's interrupt (each burns a core until its JavaScript returns) that may still run: a stuck runtime is replaced while fewer run, past it it keeps its slot until it stops; at the bound `/ready` answers `503` `quarantine_full` (so the orchestrator stops routing to the pod) and an error is logged; `gorender_runtimes_quarantined` and `gorender_runtimes_quarantined_limit` show it",
+		Value: orComputed(number(func(c *Config) *int { return &c.MaxQuarantined }, 1, 1<<16),
+			func(l *loader) { l.c.MaxQuarantined = startProcs }),
 	},
 	{
 		Name: "RENDERER_ALL_WORKERS_RESTART_INTERVAL", DefaultDoc: "unset",

@@ -78,7 +78,10 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		MemoryLimit:      cfg.QuickJSMemoryLimit,
 		MaxAllocation:    cfg.MaxAllocation,
 		KeepStringBuilds: !cfg.RewriteStringBuilds,
-		Environ:          cfg.Environ, // process.env (without the password)
+		// No render runs longer uninterrupted than the longest of its
+		// deadlines: its own, a stream's idle window, a bundle's load.
+		RegexpMatchTimeout: max(cfg.RenderTimeout, cfg.StreamIdleTimeout, worker.MinLoadTimeout),
+		Environ:            cfg.Environ, // process.env (without the password)
 		Node: jsvm.NodeOptions{
 			Path:            cfg.NodePath,
 			Processes:       cfg.WorkersCount,
@@ -118,6 +121,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		RenderTimeout:        cfg.RenderTimeout,
 		DrainTimeout:         cfg.DrainTimeout,
 		MaxRendersPerRuntime: cfg.MaxRendersPerRuntime,
+		MaxQuarantined:       cfg.MaxQuarantined,
 		RecycleInterval:      cfg.RecycleInterval,
 		RecycleDelay:         cfg.RecycleDelay,
 		RecycleGrace:         cfg.RecycleGrace,
@@ -127,6 +131,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		SourceMaps:           maps,
 	})
 	if m != nil {
+		m.QuarantineLimit(cfg.MaxQuarantined)
 		m.LoadedBundles(func() []metrics.BundleStats {
 			stats := s.pools.Stats()
 			out := make([]metrics.BundleStats, len(stats))
@@ -196,6 +201,8 @@ func (s *Server) Ready() (bool, string) {
 		return false, "waiting_for_current_generation"
 	case s.generation == nil && s.pools.Loaded() == 0:
 		return false, "waiting_for_bundle"
+	case s.pools.QuarantineFull():
+		return false, "quarantine_full"
 	}
 	return true, "ready"
 }

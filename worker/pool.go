@@ -9,10 +9,11 @@ import (
 	"github.com/gorender/gorender/jsvm"
 )
 
-// minLoadTimeout bounds loading a bundle into a runtime: a bundle that
-// never finishes evaluating fails, but a short render timeout does not make
-// a large bundle's load fail on a busy machine.
-const minLoadTimeout = 30 * time.Second
+// MinLoadTimeout bounds loading a bundle into a runtime (or the render
+// timeout, if longer): a bundle that never finishes evaluating fails, but a
+// short render timeout does not make a large bundle's load fail on a busy
+// machine.
+const MinLoadTimeout = 30 * time.Second
 
 // entry is one runtime of a pool with its bookkeeping.
 type entry struct {
@@ -38,6 +39,8 @@ type pool struct {
 	cfg     Config
 	slots   chan struct{}
 	unhold  func() // releases the bundle's files (Source.Hold) once drained
+	// quarantine counts the runtimes every pool gave up as stuck.
+	quarantine *quarantine
 
 	mu       sync.Mutex
 	idle     []*entry
@@ -48,14 +51,15 @@ type pool struct {
 	retired  bool
 }
 
-func newPool(id string, prg jsvm.Program, cfg Config, unhold func()) *pool {
+func newPool(id string, prg jsvm.Program, cfg Config, q *quarantine, unhold func()) *pool {
 	return &pool{
-		id:      id,
-		program: prg,
-		cfg:     cfg,
-		unhold:  unhold,
-		slots:   make(chan struct{}, cfg.RuntimesPerBundle),
-		busy:    make(map[*entry]struct{}),
+		id:         id,
+		program:    prg,
+		cfg:        cfg,
+		unhold:     unhold,
+		quarantine: q,
+		slots:      make(chan struct{}, cfg.RuntimesPerBundle),
+		busy:       make(map[*entry]struct{}),
 	}
 }
 
@@ -134,10 +138,15 @@ func (pl *pool) release(e *entry, brokenReason string) {
 	}
 }
 
-// abandon gives up a leased runtime that did not stop when interrupted: its
-// slot is freed at once so the pool keeps serving, and the runtime is closed
-// whenever its goroutine finally returns (finished is closed then).
+// abandon gives up a leased runtime that did not stop when interrupted; it
+// is closed whenever its goroutine finally returns (finished is closed
+// then). While the quarantine has room, its slot is freed at once and a
+// fresh runtime takes its place, so the pool keeps serving; past the
+// quarantine's bound it keeps its slot until it returns: the process never
+// runs more stuck runtimes than the bound plus the pools' slots, and /ready
+// says so (Pools.QuarantineFull).
 func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
+	admitted := pl.quarantine.enter()
 	pl.mu.Lock()
 	pl.cfg.Observer.RuntimeReplaced("quarantined")
 	pl.cfg.Observer.Quarantined(1)
@@ -145,10 +154,18 @@ func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
 	pl.stuck++
 	retired := pl.retired
 	pl.mu.Unlock()
-	pl.cfg.Logger.Warn("runtime did not stop after interrupt: quarantined and replaced", "bundle", pl.id)
-	<-pl.slots
-	if !retired {
-		go func() { _ = pl.replenish() }()
+	freeSlot := func() {
+		<-pl.slots
+		if !retired {
+			go func() { _ = pl.replenish() }()
+		}
+	}
+	if admitted {
+		pl.cfg.Logger.Warn("runtime did not stop after interrupt: quarantined and replaced", "bundle", pl.id)
+		freeSlot()
+	} else {
+		pl.cfg.Logger.Error("runtime did not stop after interrupt and the quarantine is full: it keeps its slot until it stops, and /ready reports quarantine_full",
+			"bundle", pl.id, "quarantined", pl.quarantine.count(), "max", pl.quarantine.max)
 	}
 	go func() {
 		<-finished
@@ -156,8 +173,48 @@ func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
 		pl.mu.Lock()
 		pl.stuck--
 		pl.mu.Unlock()
+		pl.quarantine.leave()
 		pl.cfg.Observer.Quarantined(-1)
+		if !admitted {
+			freeSlot()
+		}
 	}()
+}
+
+// quarantine counts the runtimes given up as stuck that still run (each
+// burns a core until its JavaScript returns), against a bound.
+type quarantine struct {
+	max int // 0: no bound
+	mu  sync.Mutex
+	n   int
+}
+
+// enter counts one more stuck runtime and reports whether it fits the
+// bound.
+func (q *quarantine) enter() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.n++
+	return q.max <= 0 || q.n <= q.max
+}
+
+func (q *quarantine) leave() {
+	q.mu.Lock()
+	q.n--
+	q.mu.Unlock()
+}
+
+func (q *quarantine) count() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n
+}
+
+// full reports whether the bound is reached.
+func (q *quarantine) full() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.max > 0 && q.n >= q.max
 }
 
 // replenish makes a runtime in the background to take a retired one's
@@ -227,7 +284,7 @@ func (pl *pool) size() int {
 
 // newEntry makes a runtime and loads the bundle into it.
 func (pl *pool) newEntry(ctx context.Context) (*entry, error) {
-	loadCtx, cancel := context.WithTimeout(ctx, max(pl.cfg.RenderTimeout, minLoadTimeout))
+	loadCtx, cancel := context.WithTimeout(ctx, max(pl.cfg.RenderTimeout, MinLoadTimeout))
 	defer cancel()
 	rt, err := pl.cfg.Engine.NewRuntime()
 	if err != nil {

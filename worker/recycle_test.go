@@ -120,3 +120,48 @@ func TestMemoryGuardStopsAHostileRender(t *testing.T) {
 		t.Fatalf("pool did not recover: %v", err)
 	}
 }
+
+// TestQuarantineBound: while fewer than MaxQuarantined runtimes are stuck,
+// a stuck one is replaced and its slot freed; at the bound QuarantineFull
+// reports it, and past it a stuck runtime keeps its slot (renders wait)
+// until it stops, after which all is as before.
+func TestQuarantineBound(t *testing.T) {
+	var engine *fakeEngine
+	p, _ := newPools(t, map[string]string{"app": app}, func(c *Config) {
+		engine = c.Engine.(*fakeEngine)
+		c.RuntimesPerBundle = 1
+		c.RenderTimeout = 100 * time.Millisecond
+		c.QueueTimeout = 300 * time.Millisecond
+		c.MaxQuarantined = 1
+	})
+	render := func(code string) (string, error) {
+		res, err := p.Render(context.Background(), "app", nil, code, nil)
+		return res.Body, err
+	}
+	if _, err := render("stuck"); err == nil || !strings.Contains(err.Error(), "did not stop") {
+		t.Fatalf("first stuck render: %v", err)
+	}
+	if !p.QuarantineFull() {
+		t.Error("QuarantineFull is false with 1 of 1 quarantined")
+	}
+	if body, err := render("echo a"); err != nil || body != "a" {
+		t.Fatalf("a render after the first stuck one (replaced): %q %v", body, err)
+	}
+	if _, err := render("stuck"); err == nil || !strings.Contains(err.Error(), "did not stop") {
+		t.Fatalf("second stuck render: %v", err)
+	}
+	if _, err := render("echo b"); !errors.Is(err, ErrQueueTimeout) {
+		t.Fatalf("a render while the only slot is held by a stuck runtime past the bound: %v, want the queue timeout", err)
+	}
+	engine.unstick()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.QuarantineFull() {
+		if time.Now().After(deadline) {
+			t.Fatal("QuarantineFull still true after the stuck runtimes returned")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if body, err := render("echo c"); err != nil || body != "c" {
+		t.Fatalf("a render once the stuck runtimes returned: %q %v", body, err)
+	}
+}

@@ -81,6 +81,11 @@ type Config struct {
 	QueueTimeout      time.Duration // wait for a free runtime
 	RenderTimeout     time.Duration // deadline of one evaluation
 	DrainTimeout      time.Duration // how long an evicted bundle's renders may finish
+	// MaxQuarantined bounds the runtimes given up as stuck (they ignored
+	// their interrupt) that may still run, each burning a core: past it a
+	// stuck runtime is not replaced but keeps its slot until it stops, and
+	// QuarantineFull reports true (0: no bound).
+	MaxQuarantined int
 	// MaxRendersPerRuntime recycles a runtime after that many renders (0: never).
 	MaxRendersPerRuntime int
 	// RecycleInterval recycles every runtime, one at a time RecycleDelay
@@ -102,6 +107,8 @@ type Pools struct {
 	cfg Config
 
 	active active // renders in progress, for the memory guard
+	// quarantine bounds the runtimes given up as stuck that still run.
+	quarantine quarantine
 
 	mu      sync.Mutex
 	pools   map[string]*pool
@@ -120,7 +127,8 @@ func New(cfg Config) *Pools {
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
-	return &Pools{cfg: cfg, pools: make(map[string]*pool), loading: make(map[string]*loadCall)}
+	return &Pools{cfg: cfg, pools: make(map[string]*pool), loading: make(map[string]*loadCall),
+		quarantine: quarantine{max: cfg.MaxQuarantined}}
 }
 
 // Loaded returns the number of bundles loaded.
@@ -129,6 +137,11 @@ func (p *Pools) Loaded() int {
 	defer p.mu.Unlock()
 	return len(p.pools)
 }
+
+// QuarantineFull reports whether as many runtimes given up as stuck still
+// run as Config.MaxQuarantined allows: the process is then short of CPU
+// and, past the bound, of runtimes, until they stop.
+func (p *Pools) QuarantineFull() bool { return p.quarantine.full() }
 
 // IsLoaded reports whether bundle id is loaded.
 func (p *Pools) IsLoaded(id string) bool {
@@ -515,7 +528,7 @@ func (p *Pools) load(ctx context.Context, id string) (pl *pool, err error) {
 		positions = bp.BundlePosition
 	}
 	p.cfg.SourceMaps.Add(id, path, positions)
-	pl = newPool(id, prg, p.cfg, release)
+	pl = newPool(id, prg, p.cfg, &p.quarantine, release)
 	e, err := pl.newEntry(ctx)
 	if err != nil {
 		p.cfg.SourceMaps.Remove(id)

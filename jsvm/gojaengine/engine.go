@@ -11,7 +11,9 @@ package gojaengine
 import (
 	"fmt"
 	"sync"
+	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
 
@@ -56,6 +58,30 @@ func embeddedProgram(name string) (*goja.Program, error) {
 	return f.(func() (*goja.Program, error))()
 }
 
+// regexpMatchTimeout is set once per process, by the first goja engine.
+var regexpMatchTimeout sync.Once
+
+// boundRegexpMatches bounds every regular expression match of goja's
+// backtracking engine (regexp2: lookarounds, backreferences) to d, the
+// first time it is called in the process. goja checks for interrupts
+// between instructions, not inside a match, so a catastrophic pattern
+// (/^(a+)+(?=b)c$/ on 34 a's: hours of backtracking) ran on after its
+// render was answered, a quarantined runtime burning a core. regexp2 ends a
+// match at its timeout and goja reports that as no match: d is at least the
+// longest any render runs before it is interrupted
+// (jsvm.Options.RegexpMatchTimeout), so a match it ends belongs to a render
+// that is already being stopped. regexp2 copies the bound into a pattern
+// when it compiles it, from a package variable; goja's patterns are shared
+// by the runtimes of a program, so it is set once, before this engine
+// compiles anything. Patterns Go's regexp runs (no backtracking) take linear
+// time and need no bound.
+func boundRegexpMatches(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	regexpMatchTimeout.Do(func() { regexp2.DefaultMatchTimeout = d })
+}
+
 // Engine is the goja engine.
 type Engine struct {
 	opts jsvm.Options
@@ -63,6 +89,7 @@ type Engine struct {
 
 // New returns the goja engine with the environment opts describes.
 func New(opts jsvm.Options) (*Engine, error) {
+	boundRegexpMatches(opts.RegexpMatchTimeout)
 	if _, err := gojaNativeLayout(); err != nil {
 		return nil, err
 	}

@@ -160,6 +160,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_STREAM_IDLE_TIMEOUT" $c.streamIdleTimeout)
   (list "RENDERER_SHUTDOWN_TIMEOUT" $c.shutdownTimeout)
   (list "RENDERER_MAX_RENDERS_PER_RUNTIME" $c.maxRendersPerRuntime)
+  (list "RENDERER_MAX_QUARANTINED_RUNTIMES" $c.maxQuarantinedRuntimes)
   (list "RENDERER_ALL_WORKERS_RESTART_INTERVAL" $c.allWorkersRestartInterval)
   (list "RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS" $c.delayBetweenIndividualWorkerRestarts)
   (list "GRACEFUL_WORKER_RESTART_TIMEOUT" $c.gracefulWorkerRestartTimeout)

@@ -116,33 +116,56 @@ func InterruptedError(ctx context.Context, started time.Time) *RenderError {
 // answer echoes (PROTOCOL.md §5): requests can be many megabytes.
 const MaxDebugSnippetLength = 1000
 
+// MaxErrorTextLength bounds, in characters, each of the exception message
+// and the stack an error answer echoes: thrown text is the bundle's (and
+// may be the rendering request's props), a 50 MB message made a 100 MB
+// answer. Like the request's snippet, the middle is cut out. The in-process
+// engines cut the text before it crosses into Go (env.js errorParts,
+// EnvOptions' errorTextMax).
+const MaxErrorTextLength = 64 << 10
+
 const truncationFiller = "... TRUNCATED ..."
 
 // TruncateMiddle keeps the head and tail of s, max runes in all, joined by
-// the filler.
+// the filler. It copies only what it keeps: s may be many megabytes.
 func TruncateMiddle(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
+	if len(s) <= max || utf8.RuneCountInString(s) <= max {
 		return s
 	}
 	keep := max - utf8.RuneCountInString(truncationFiller)
-	head := keep / 2
-	tail := keep - head
-	runes := []rune(s)
-	return string(runes[:head]) + truncationFiller + string(runes[len(runes)-tail:])
+	end := 0 // after the head's keep/2 runes
+	for range keep / 2 {
+		_, n := utf8.DecodeRuneInString(s[end:])
+		end += n
+	}
+	start := len(s) // before the tail's other runes
+	for range keep - keep/2 {
+		_, n := utf8.DecodeLastRuneInString(s[:start])
+		start -= n
+	}
+	return s[:end] + truncationFiller + s[start:]
 }
 
 // JSErrorText is the body of a 400 for a render that threw (PROTOCOL.md §5):
-// the request (truncated), the exception message and its stack.
+// the request (truncated), the exception message and its stack (each at
+// most MaxErrorTextLength, truncated the same way).
 func JSErrorText(code, message, stack string) string {
 	var b strings.Builder
 	b.WriteString("JS code for rendering request was:\n")
 	b.WriteString(TruncateMiddle(code, MaxDebugSnippetLength))
 	b.WriteString("\n\nEXCEPTION MESSAGE:\n")
-	b.WriteString(message)
+	b.WriteString(TruncateMiddle(message, MaxErrorTextLength))
 	b.WriteString("\n\nSTACK:\n")
-	b.WriteString(stack)
+	b.WriteString(TruncateMiddle(stack, MaxErrorTextLength))
 	b.WriteString("\n")
 	return b.String()
+}
+
+// ResultTooLargeText is the body of a 400 for a result longer than the
+// bound limit (RENDERER_MAX_RESULT_SIZE).
+func ResultTooLargeText(code string, size int, limit int64) string {
+	return fmt.Sprintf("The rendering request's result is %d bytes, more than the %d bytes of RENDERER_MAX_RESULT_SIZE: it was not sent.\n\nJS code for rendering request was:\n%s\n",
+		size, limit, TruncateMiddle(code, MaxDebugSnippetLength))
 }
 
 // NilResultText is the body of a 400 for a falsy completion value.

@@ -53,6 +53,14 @@ type Options struct {
 	// (RENDERER_MAX_ALLOCATION): past it, a RangeError. 0 means
 	// DefaultMaxAllocation, a negative value no bound.
 	MaxAllocation int64
+	// ConsoleMaxLines and ConsoleMaxBytes bound a render's console history
+	// (RENDERER_CONSOLE_MAX_LINES, RENDERER_CONSOLE_MAX_BYTES): the lines
+	// kept, and the text of their string arguments (in UTF-16 code units,
+	// a byte each for ASCII; 8 for any other argument). Past either, the
+	// history ends with one line counting what was left out. 0 means the
+	// defaults, a negative value no bound.
+	ConsoleMaxLines int
+	ConsoleMaxBytes int64
 	// RegexpMatchTimeout ends a regular expression match of goja's
 	// backtracking engine that runs longer (0: none), reported to the
 	// script as no match: it must be at least the longest of the render,
@@ -108,6 +116,26 @@ const DefaultMemoryLimit = 512 << 20
 
 // DefaultMaxAllocation is Options.MaxAllocation when it is 0.
 const DefaultMaxAllocation = 256 << 20
+
+// The defaults of Options' console bounds.
+const (
+	DefaultConsoleMaxLines = 10_000
+	DefaultConsoleMaxBytes = 4 << 20
+)
+
+// ConsoleBounds are the console bounds in effect, 0 for none.
+func (o Options) ConsoleBounds() (lines, bytes int64) {
+	bound := func(v, def int64) int64 {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	return bound(int64(o.ConsoleMaxLines), DefaultConsoleMaxLines), bound(o.ConsoleMaxBytes, DefaultConsoleMaxBytes)
+}
 
 // RealTimers is the timer rule: the Node-compatible environment always has
 // real timers (PROTOCOL.md §7 lists them with RENDERER_SUPPORT_MODULES);

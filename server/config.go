@@ -76,6 +76,12 @@ type Config struct {
 	GenerationManifest string
 	// MaxRendersPerRuntime recycles a runtime after that many renders (0: never).
 	MaxRendersPerRuntime int
+	// MaxResultSize bounds a buffered render's result (bytes; 0: none).
+	MaxResultSize uint64
+	// ConsoleMaxLines and ConsoleMaxBytes bound a render's console
+	// history (negative: none; jsvm.Options).
+	ConsoleMaxLines int
+	ConsoleMaxBytes int64
 	// MaxQuarantined bounds the runtimes given up as stuck that may still
 	// run (worker.Config.MaxQuarantined); by default the CPUs.
 	MaxQuarantined int
@@ -405,6 +411,21 @@ var settings = []setting{
 		Name: "RENDERER_MAX_RENDERS_PER_RUNTIME", Default: "0",
 		Doc:   "recycle a runtime after that many renders (replaced in the background); with `node`, also each Node.js process after that many; `0` is never",
 		Value: number(func(c *Config) *int { return &c.MaxRendersPerRuntime }, 0, 1<<31-1),
+	},
+	{
+		Name: "RENDERER_MAX_RESULT_SIZE", Default: "64MiB",
+		Doc:   "largest result a buffered render may answer, in bytes of UTF-8; a longer one is answered `400` naming this variable, not sent (streamed answers are sent as they are produced). `0` is no limit",
+		Value: size(func(c *Config) *uint64 { return &c.MaxResultSize }),
+	},
+	{
+		Name: "RENDERER_CONSOLE_MAX_LINES", Default: "10000",
+		Doc:   "console lines a render keeps for replay (`console.history`, which react-on-rails replays into the page); past it, or past `RENDERER_CONSOLE_MAX_BYTES`, the history ends with one line saying how many more were left out. `0` is no limit",
+		Value: custom{read: parseConsoleMaxLines, format: func(c *Config) string { return strconv.Itoa(max(c.ConsoleMaxLines, 0)) }},
+	},
+	{
+		Name: "RENDERER_CONSOLE_MAX_BYTES", Default: "4MiB",
+		Doc:   "text a render's console history keeps, counted over the string arguments of its lines (UTF-16 code units: a byte each for ASCII; 8 for any other argument); past it, as past `RENDERER_CONSOLE_MAX_LINES`. `0` is no limit",
+		Value: custom{read: parseConsoleMaxBytes, format: func(c *Config) string { return FormatBytes(uint64(max(c.ConsoleMaxBytes, 0))) }},
 	},
 	{
 		Name:       "RENDERER_MAX_QUARANTINED_RUNTIMES",
@@ -924,6 +945,34 @@ func parseQuickJSMemoryLimit(l *loader, v string) error {
 		return errors.New("want a size such as 512MiB or 2GiB, or 0/off for no limit")
 	default:
 		l.c.QuickJSMemoryLimit = int64(n)
+	}
+	return nil
+}
+
+// parseConsoleMaxLines reads RENDERER_CONSOLE_MAX_LINES; 0 is no bound
+// (jsvm's negative).
+func parseConsoleMaxLines(l *loader, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 1<<30 {
+		return errors.New("want a number of lines, 0 for no bound")
+	}
+	l.c.ConsoleMaxLines = n
+	if n == 0 {
+		l.c.ConsoleMaxLines = -1
+	}
+	return nil
+}
+
+// parseConsoleMaxBytes reads RENDERER_CONSOLE_MAX_BYTES; 0 is no bound
+// (jsvm's negative).
+func parseConsoleMaxBytes(l *loader, v string) error {
+	n, err := parseBytes(v)
+	if err != nil || n > 1<<40 {
+		return errors.New("want a size such as 4MiB, 0 for no bound")
+	}
+	l.c.ConsoleMaxBytes = int64(n)
+	if n == 0 {
+		l.c.ConsoleMaxBytes = -1
 	}
 	return nil
 }

@@ -77,6 +77,8 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		ReplayAsyncLogs:  cfg.ReplayAsyncLogs,
 		MemoryLimit:      cfg.QuickJSMemoryLimit,
 		MaxAllocation:    cfg.MaxAllocation,
+		ConsoleMaxLines:  cfg.ConsoleMaxLines,
+		ConsoleMaxBytes:  cfg.ConsoleMaxBytes,
 		KeepStringBuilds: !cfg.RewriteStringBuilds,
 		// No render runs longer uninterrupted than the longest of its
 		// deadlines: its own, a stream's idle window, a bundle's load.
@@ -122,6 +124,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		DrainTimeout:         cfg.DrainTimeout,
 		MaxRendersPerRuntime: cfg.MaxRendersPerRuntime,
 		MaxQuarantined:       cfg.MaxQuarantined,
+		MaxResultSize:        int64(cfg.MaxResultSize),
 		RecycleInterval:      cfg.RecycleInterval,
 		RecycleDelay:         cfg.RecycleDelay,
 		RecycleGrace:         cfg.RecycleGrace,

@@ -81,6 +81,10 @@ type Config struct {
 	QueueTimeout      time.Duration // wait for a free runtime
 	RenderTimeout     time.Duration // deadline of one evaluation
 	DrainTimeout      time.Duration // how long an evicted bundle's renders may finish
+	// MaxResultSize bounds a buffered render's result, in bytes (0: none):
+	// a longer one is answered as an error naming RENDERER_MAX_RESULT_SIZE.
+	// Checked here, above every engine, for all of them.
+	MaxResultSize int64
 	// MaxQuarantined bounds the runtimes given up as stuck (they ignored
 	// their interrupt) that may still run, each burning a core: past it a
 	// stuck runtime is not replaced but keeps its slot until it stops, and
@@ -246,6 +250,9 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 		if err := interruptCause(renderCtx); err != nil {
 			return jsvm.Result{}, err
 		}
+	}
+	if limit := p.cfg.MaxResultSize; limit > 0 && int64(len(o.res.Body)) > limit {
+		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.ResultTooLargeText(code, len(o.res.Body), limit)}
 	}
 	return o.res, mappedError(p.cfg.SourceMaps, o.err)
 }

@@ -283,3 +283,18 @@ func TestPoolsHoldLoadedBundles(t *testing.T) {
 		t.Errorf("holds %v after Close, want none", got)
 	}
 }
+
+// TestResultSizeBound: a result longer than MaxResultSize is an error
+// naming RENDERER_MAX_RESULT_SIZE, on every engine (checked above them);
+// one at the bound is answered.
+func TestResultSizeBound(t *testing.T) {
+	p, _ := newPools(t, map[string]string{"app": app}, func(c *Config) { c.MaxResultSize = 4 })
+	if res, err := p.Render(context.Background(), "app", nil, "echo abcd", nil); err != nil || res.Body != "abcd" {
+		t.Fatalf("a result at the bound: %q %v", res.Body, err)
+	}
+	_, err := p.Render(context.Background(), "app", nil, "echo abcde", nil)
+	var re *jsvm.RenderError
+	if !errors.As(err, &re) || re.Kind != jsvm.KindJS || !strings.Contains(re.Text, "RENDERER_MAX_RESULT_SIZE") {
+		t.Fatalf("a result over the bound: %v, want a render error naming RENDERER_MAX_RESULT_SIZE", err)
+	}
+}

@@ -571,12 +571,17 @@ func processEnvJSON(env [][2]string) string {
 }
 
 // EnvOptions are env.js's and bridge.js's options (JSON) for opts: the
-// timer rule, console replay, the allocation bound.
+// timer rule, console replay and its bounds, the allocation bound, how much
+// of an error's text an answer echoes.
 func EnvOptions(opts jsvm.Options) string {
+	lines, bytes := opts.ConsoleBounds()
 	b, _ := json.Marshal(map[string]any{
 		"stubTimers":      !opts.RealTimers(),
 		"replayAsyncLogs": opts.ReplayAsyncLogs,
 		"maxAllocation":   NewAllocLimit(opts),
+		"consoleMaxLines": lines,
+		"consoleMaxBytes": bytes,
+		"errorTextMax":    jsvm.MaxErrorTextLength,
 	})
 	return string(b)
 }

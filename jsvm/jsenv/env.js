@@ -349,8 +349,40 @@
       if (!options.replayAsyncLogs && st !== loadState && (st.afterSync || host.inAsyncJob())) {
         target = st.late || (st.late = []);
       }
-      target.push({ level: level, arguments: args });
+      record(target, { level: level, arguments: args });
     };
+  }
+  // A history keeps at most options.consoleMaxLines lines and
+  // options.consoleMaxBytes of their string arguments (UTF-16 units; 8 for
+  // any other argument), 0 being no bound: it is replayed into the page,
+  // and 2 million console.log calls took 1.67 GB. Past either, one last
+  // line counts what was left out.
+  var maxLines = options.consoleMaxLines || Infinity;
+  var maxBytes = options.consoleMaxBytes || Infinity;
+  var historyUse = new WeakMap(); // history -> { bytes, dropped, marker }
+  function record(target, entry) {
+    var use = historyUse.get(target);
+    if (!use) {
+      use = { bytes: 0, dropped: 0, marker: null };
+      historyUse.set(target, use);
+    }
+    if (!use.marker) {
+      var bytes = 0;
+      for (var i = 0; i < entry.arguments.length; i++) {
+        var a = entry.arguments[i];
+        bytes += typeof a === 'string' ? a.length : 8;
+      }
+      if (target.length < maxLines && use.bytes + bytes <= maxBytes) {
+        use.bytes += bytes;
+        target.push(entry);
+        return;
+      }
+      use.marker = { level: 'warn', arguments: [''] };
+      target.push(use.marker);
+    }
+    use.dropped++;
+    use.marker.arguments[0] = '[SERVER] gorender: ' + use.dropped + ' more console lines of this render were not kept' +
+      ' (RENDERER_CONSOLE_MAX_LINES ' + options.consoleMaxLines + ', RENDERER_CONSOLE_MAX_BYTES ' + options.consoleMaxBytes + ')';
   }
   var console = {
     log: recorder('log'),
@@ -535,6 +567,14 @@
 
   var stringify = JSON.stringify;
 
+  // clipText keeps the head and the tail of a long text, each as long as an
+  // answer echoes of it (jsvm.MaxErrorTextLength, which cuts the middle out
+  // where the two meet): a 50 MB message need not cross into Go first.
+  function clipText(s) {
+    var max = options.errorTextMax;
+    return max && s.length > 2 * max ? s.slice(0, max) + s.slice(s.length - max) : s;
+  }
+
   // unreadable describes a thrown value whose message cannot be read.
   function unreadable(e) {
     try {
@@ -661,7 +701,7 @@
       } catch (x) {
         // no stack
       }
-      return [message, stack];
+      return [clipText(message), clipText(stack)];
     },
     // What the Node-compatible environment builds on.
     timers: timers,

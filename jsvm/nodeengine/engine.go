@@ -43,6 +43,9 @@ type config struct {
 	RestartInterval, RestartDelay time.Duration
 	// The environment, as for the other engines.
 	StubTimers, SupportModules, ReplayAsyncLogs bool
+	// ConsoleMaxLines and ConsoleMaxBytes bound a render's console history
+	// (jsvm.Options.ConsoleBounds: 0 none).
+	ConsoleMaxLines, ConsoleMaxBytes int64
 	// Environ is the processes' environment (jsvm.Options.ProcessEnv: no
 	// RENDERER_PASSWORD).
 	Environ []string
@@ -87,6 +90,7 @@ func New(opts jsvm.Options) (*Engine, error) {
 	for _, kv := range opts.ProcessEnv() {
 		env = append(env, kv[0]+"="+kv[1])
 	}
+	consoleLines, consoleBytes := opts.ConsoleBounds()
 	return start(config{
 		NodePath:             opts.Node.Path,
 		Processes:            opts.Node.Processes,
@@ -98,6 +102,8 @@ func New(opts jsvm.Options) (*Engine, error) {
 		StubTimers:           opts.StubTimers,
 		SupportModules:       opts.SupportModules,
 		ReplayAsyncLogs:      opts.ReplayAsyncLogs,
+		ConsoleMaxLines:      consoleLines,
+		ConsoleMaxBytes:      consoleBytes,
 		Environ:              env,
 		Logger:               opts.Logger,
 	})

@@ -159,7 +159,7 @@ input.on('error', () => process.exit(0));
 
 // ---- State ---------------------------------------------------------------
 
-let options = null; // {stubTimers, supportModules, replayAsyncLogs} from init
+let options = null; // {stubTimers, supportModules, replayAsyncLogs, consoleMaxLines, consoleMaxBytes, errorTextMax} from init
 let envScript = null; // env.js compiled once, run in every context
 const bundles = new Map(); // program key -> Bundle
 let current = null; // the render in progress
@@ -314,7 +314,10 @@ class Bundle {
     this.global = vm.runInContext('globalThis', this.context);
     const setup = envScript.runInContext(this.context);
     this.hooks = setup(
-      { stubTimers: options.stubTimers, replayAsyncLogs: options.replayAsyncLogs },
+      {
+        stubTimers: options.stubTimers, replayAsyncLogs: options.replayAsyncLogs,
+        consoleMaxLines: options.consoleMaxLines, consoleMaxBytes: options.consoleMaxBytes, errorTextMax: options.errorTextMax,
+      },
       makeHost(),
     );
     this.sharedOps = sharedOps(this);

@@ -72,6 +72,12 @@ type executorOptions struct {
 	StubTimers      bool `json:"stubTimers"`
 	SupportModules  bool `json:"supportModules"`
 	ReplayAsyncLogs bool `json:"replayAsyncLogs"`
+	// The bounds env.js applies, as for the in-process engines
+	// (inproc.EnvOptions): console history (jsvm.Options.ConsoleBounds)
+	// and how much of an error's text crosses (jsvm.MaxErrorTextLength).
+	ConsoleMaxLines int64 `json:"consoleMaxLines"`
+	ConsoleMaxBytes int64 `json:"consoleMaxBytes"`
+	ErrorTextMax    int   `json:"errorTextMax"`
 }
 
 // hostEntry is a shared-context value gorender puts in before a render

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/jsenv"
 )
 
@@ -125,6 +126,9 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		StubTimers:      !e.cfg.realTimers(),
 		SupportModules:  e.cfg.SupportModules,
 		ReplayAsyncLogs: e.cfg.ReplayAsyncLogs,
+		ConsoleMaxLines: e.cfg.ConsoleMaxLines,
+		ConsoleMaxBytes: e.cfg.ConsoleMaxBytes,
+		ErrorTextMax:    jsvm.MaxErrorTextLength,
 	}}
 	if err := p.send(init, []byte(jsenv.Env)); err != nil {
 		p.kill(reasonStart)

@@ -198,7 +198,11 @@ func (v *vm) exception(ex *goja.Exception) error {
 		if errors.As(err, &interrupted) {
 			return &inproc.Stopped{}
 		}
-		return &inproc.Exception{Message: "(an exception whose message cannot be read)"}
+		// errorParts could not run, as where the stack ran out (a
+		// recursion through runOnOtherBundle fails at its deepest level):
+		// the value's message as Go reads it.
+		message := ownMessage(ex.Value())
+		return &inproc.Exception{Message: message, Stack: exceptionTrace(message, ex)}
 	}
 	var parts [2]string
 	if json.Unmarshal([]byte(value.String()), &parts) != nil {
@@ -208,6 +212,27 @@ func (v *vm) exception(ex *goja.Exception) error {
 		parts[1] = exceptionTrace(parts[0], ex)
 	}
 	return &inproc.Exception{Message: parts[0], Stack: parts[1]}
+}
+
+// ownMessage is a thrown value's message as far as Go can read it: a
+// string, or an error's message property.
+func ownMessage(value goja.Value) (message string) {
+	const unreadable = "(an exception whose message cannot be read)"
+	defer func() {
+		if recover() != nil {
+			message = unreadable
+		}
+	}()
+	if s, ok := value.Export().(string); ok {
+		return s
+	}
+	if o, ok := value.(*goja.Object); ok {
+		// A getter would run (and, at the same depth, fail: recovered).
+		if s, ok := o.Get("message").Export().(string); ok {
+			return s
+		}
+	}
+	return unreadable
 }
 
 // exceptionTrace is the stack of a thrown value that has none of its own:

@@ -45,7 +45,7 @@ func TestOverload(t *testing.T) {
 	s.upload(t, map[string]string{id: markerBundle("served")}, nil)
 	s.render(t, transports[0], id, "MARKER").want(t, transports[0], http.StatusOK, "served")
 
-	// Clients keep sending 1-second renders for 2 s, 8 at a time on each
+	// Clients keep sending 6-second renders for 2 s, 8 at a time on each
 	// transport: the two runtimes are always taken.
 	var ok, busy atomic.Int32
 	var wg sync.WaitGroup
@@ -54,7 +54,7 @@ func TestOverload(t *testing.T) {
 		tr := transports[i%2]
 		wg.Go(func() {
 			for time.Now().Before(stop) {
-				r := s.render(t, tr, id, sleepFor(1000))
+				r := s.render(t, tr, id, sleepFor(6000))
 				switch r.Status {
 				case http.StatusOK:
 					if r.Body != "served" {
@@ -75,8 +75,10 @@ func TestOverload(t *testing.T) {
 	s.waitScrape(t, 10*time.Second, "both runtimes busy", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 2
 	})
-	// The operational endpoints answer fast meanwhile.
-	const bound = time.Second
+	// The operational endpoints answer meanwhile. An endpoint held up by the
+	// renders would wait for one to end (6 s); the bound sits well below
+	// that and well above what a loaded machine adds to a fast answer.
+	const bound = 3 * time.Second
 	for round := 0; time.Now().Before(stop); round++ {
 		for _, tr := range transports {
 			for _, path := range []string{"/health", "/ready", "/info", "/metrics"} {
@@ -413,12 +415,14 @@ func TestSlowLorisHeaders(t *testing.T) {
 			}
 		})
 	}
-	// Meanwhile everyone else is served.
+	// Meanwhile everyone else is served. A server held up by the slow
+	// clients would answer only at their 10 s timeout; the bound sits well
+	// below that and well above what a loaded machine adds.
 	for range 5 {
 		time.Sleep(time.Second)
 		for _, tr := range transports {
 			var r *response
-			if d := timed(func() { r = s.get(t, tr, http.MethodGet, "/health") }); d > time.Second {
+			if d := timed(func() { r = s.get(t, tr, http.MethodGet, "/health") }); d > 4*time.Second {
 				t.Errorf("/health took %s with slow-loris clients connected", d)
 			}
 			r.want(t, tr, http.StatusOK, `{"status":"ok"}`)

@@ -60,6 +60,10 @@ type field struct {
 	value    any
 	hasValue bool
 	err      *HTTPError
+	// unlisted marks a precheck field a head read after it stopped
+	// recording names (namesCut): its value counts, but it is not among
+	// the Names, which stay the prefix of the body's names the head saw.
+	unlisted bool
 }
 
 // entry returns the field received under name.
@@ -83,7 +87,7 @@ func (f *Fields) slot(name string) *field {
 		f.index = make(map[string]int)
 	}
 	f.index[name] = len(f.entries)
-	f.entries = append(f.entries, field{name: name})
+	f.entries = append(f.entries, field{name: name, unlisted: f.namesCut})
 	return &f.entries[len(f.entries)-1]
 }
 
@@ -128,9 +132,11 @@ func (f *Fields) Names() []string {
 	if f == nil {
 		return nil
 	}
-	names := make([]string, len(f.entries))
-	for i, e := range f.entries {
-		names[i] = e.name
+	names := make([]string, 0, len(f.entries))
+	for _, e := range f.entries {
+		if !e.unlisted {
+			names = append(names, e.name)
+		}
 	}
 	return names
 }

@@ -118,14 +118,15 @@ func jsonStringEnd(data []byte, i int) int {
 	}
 }
 
-// jsonStringValue returns the text of a valid JSON string literal.
+// jsonStringValue returns the text of a valid JSON string literal, as the
+// body's decoder reads it (invalid UTF-8 kept as sent, not replaced).
 func jsonStringValue(lit []byte) string {
 	inner := lit[1 : len(lit)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
 		return string(inner)
 	}
-	var s string
-	_ = json.Unmarshal(lit, &s)
+	v, _ := parseJSONValue(lit)
+	s, _ := v.(string)
 	return s
 }
 

@@ -41,12 +41,32 @@ var gojaUnsupported = map[string]bool{
 // outside character classes), so that the environment's RegExp rewrites
 // the escapes.
 func LowerForGoja(name, source string, propertyEscapes bool) (string, error) {
-	supported := gojaUnsupported
-	if propertyEscapes {
-		supported = maps.Clone(gojaUnsupported)
-		supported["regexp-sticky-and-unicode-flags"] = false
+	code, _, err := lower(name, source, gojaSupported(propertyEscapes), false)
+	return code, err
+}
+
+// LowerForGojaPositions is LowerForGoja with the positions of its output
+// in source, from esbuild's own source map: engines replay their lowering
+// with it on the first error that needs a position in the bundle, rather
+// than keep a map from every compile.
+func LowerForGojaPositions(name, source string, propertyEscapes bool) (string, Positions, error) {
+	return lower(name, source, gojaSupported(propertyEscapes), true)
+}
+
+func gojaSupported(propertyEscapes bool) map[string]bool {
+	if !propertyEscapes {
+		return gojaUnsupported
 	}
-	res := api.Transform(source, api.TransformOptions{
+	supported := maps.Clone(gojaUnsupported)
+	supported["regexp-sticky-and-unicode-flags"] = false
+	return supported
+}
+
+// lower transforms source with esbuild, the features supported marks false
+// lowered; with positions, esbuild also writes its source map, and the
+// positions of the output in source are returned.
+func lower(name, source string, supported map[string]bool, positions bool) (string, Positions, error) {
+	opts := api.TransformOptions{
 		Loader:        api.LoaderJS,
 		Target:        api.ESNext,
 		Supported:     supported,
@@ -54,7 +74,12 @@ func LowerForGoja(name, source string, propertyEscapes bool) (string, error) {
 		Charset:       api.CharsetUTF8,
 		LegalComments: api.LegalCommentsInline,
 		LogLevel:      api.LogLevelSilent,
-	})
+	}
+	if positions {
+		opts.Sourcemap = api.SourceMapExternal
+		opts.SourcesContent = api.SourcesContentExclude
+	}
+	res := api.Transform(source, opts)
 	if len(res.Errors) > 0 {
 		msgs := make([]string, 0, len(res.Errors))
 		for _, m := range res.Errors {
@@ -64,9 +89,16 @@ func LowerForGoja(name, source string, propertyEscapes bool) (string, error) {
 			}
 			msgs = append(msgs, loc+m.Text)
 		}
-		return "", errors.New(strings.Join(msgs, "; "))
+		return "", nil, errors.New(strings.Join(msgs, "; "))
 	}
-	return string(res.Code), nil
+	if !positions {
+		return string(res.Code), nil, nil
+	}
+	p, err := newEsbuildPositions(name, res.Map)
+	if err != nil {
+		return "", nil, err
+	}
+	return string(res.Code), p, nil
 }
 
 // MayUsePropertyEscapes reports whether source may contain a \p{…} or
@@ -82,29 +114,35 @@ func MayUsePropertyEscapes(source string) bool {
 // across promise reactions. A source esbuild cannot parse is returned as it
 // is, for the engine to report its syntax error.
 func LowerAwait(name, source string) (string, bool) {
-	if !strings.Contains(source, "await") || !awaitWord.MatchString(source) {
+	if !mayAwait(source) {
 		return source, false
 	}
-	res := api.Transform(source, api.TransformOptions{
-		Loader:        api.LoaderJS,
-		Target:        api.ESNext,
-		Supported:     map[string]bool{"async-await": false, "async-generator": false, "for-await": false},
-		Sourcefile:    name,
-		Charset:       api.CharsetUTF8,
-		LegalComments: api.LegalCommentsInline,
-		LogLevel:      api.LogLevelSilent,
-	})
-	if len(res.Errors) > 0 {
+	code, _, err := lower(name, source, awaitUnsupported, false)
+	if err != nil {
 		return source, false
 	}
-	return string(res.Code), true
+	return code, true
 }
+
+// LowerAwaitPositions is LowerAwait (for a source it lowered) with the
+// positions of its output in source, from esbuild's own source map.
+func LowerAwaitPositions(name, source string) (string, Positions, error) {
+	return lower(name, source, awaitUnsupported, true)
+}
+
+// mayAwait reports whether source contains the word await: LowerAwait
+// lowers only such a source.
+func mayAwait(source string) bool {
+	return strings.Contains(source, "await") && awaitWord.MatchString(source)
+}
+
+var awaitUnsupported = map[string]bool{"async-await": false, "async-generator": false, "for-await": false}
 
 var awaitWord = regexp.MustCompile(`\bawait\b`)
 
 // ModuleHeader opens the CommonJS wrapper. It is on the first line of the
 // source, so line numbers in stacks are the bundle's own; columns on the
-// first line shift by its length, as in Node.
+// first line shift by its length (ModulePositions takes them back).
 const ModuleHeader = "(function (exports, require, module, __filename, __dirname) {"
 
 // WrapModule wraps a CommonJS module's source as the function Node's loader

@@ -73,16 +73,38 @@ import (
 // Call it on the source goja will compile (after any lowering), once per
 // bundle, before goja.Compile.
 func RewriteStringBuilds(src string) (out string, rewrites int, err error) {
+	out, r, err := rewriteStringBuilds(src)
+	return out, len(r.accs), err
+}
+
+// RewriteStringBuildsPositions is RewriteStringBuilds with the positions
+// of its output in src (on a minified one-line bundle, the columns after
+// an edit shift).
+func RewriteStringBuildsPositions(src string) (string, int, Positions, error) {
+	out, r, err := rewriteStringBuilds(src)
+	if err != nil {
+		return src, 0, nil, err
+	}
+	return out, len(r.accs), shiftsOf(src, r.edits), nil
+}
+
+// rewrite is what rewriteStringBuilds changed: none when nothing.
+type rewrite struct {
+	accs  []*accumulator
+	edits []edit
+}
+
+func rewriteStringBuilds(src string) (string, rewrite, error) {
 	prg, shift, err := parseForRewrite(src)
 	if err != nil {
-		return src, 0, err
+		return src, rewrite{}, err
 	}
 	var accs []*accumulator
 	forEachFunction(prg, func(f funcNode) {
 		accs = append(accs, findAccumulators(src, shift, f)...)
 	})
 	if len(accs) == 0 {
-		return src, 0, nil
+		return src, rewrite{}, nil
 	}
 	var edits []edit
 	for _, a := range accs {
@@ -91,14 +113,14 @@ func RewriteStringBuilds(src string) (out string, rewrites int, err error) {
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
 	for i := 1; i < len(edits); i++ {
 		if edits[i].at < edits[i-1].end {
-			return src, 0, nil // overlapping edits: never expected, stay safe
+			return src, rewrite{}, nil // overlapping edits: never expected, stay safe
 		}
 	}
-	out = applyEdits(src, edits)
+	out := applyEdits(src, edits)
 	if !verifyRewrite(src, out, shift, accs, edits) {
-		return src, 0, nil
+		return src, rewrite{}, nil
 	}
-	return out, len(accs), nil
+	return out, rewrite{accs, edits}, nil
 }
 
 // commonJSPrefix wraps a bundle that only parses as a function body (a

@@ -194,12 +194,22 @@ type Program interface {
 }
 
 // BundlePositions is implemented by a Program whose engine transformed the
-// bundle before compiling it (a wrapper, a lowering): BundlePosition takes
-// a position its errors report (line 1-based, column 0-based) back to the
-// bundle as uploaded, ok false when it cannot. Source maps describe the
-// uploaded bundle; without this method positions are taken as its.
+// bundle before compiling it (a wrapper, a lowering, string builds): the
+// positions its errors report (line 1-based, column 0-based) go back to the
+// bundle as uploaded, which source maps describe. Without this method
+// positions are taken as the bundle's.
 type BundlePositions interface {
+	// Rewritten reports a program whose code the engine rewrote beyond the
+	// CommonJS wrapper: its positions need ReplayRewrites.
+	Rewritten() bool
+	// BundlePosition takes a position of a program not rewritten back to
+	// the bundle; ok false when it cannot.
 	BundlePosition(line, column int) (int, int, bool)
+	// ReplayRewrites makes the engine's rewrites again on source, the
+	// bundle as uploaded, with their own position maps, and returns how the
+	// program's positions go back to source and about how much memory that
+	// holds.
+	ReplayRewrites(source string) (back func(line, column int) (int, int, bool), cost int64, err error)
 }
 
 // Runtime is one JavaScript global environment holding one loaded bundle.

@@ -1,8 +1,13 @@
 package tests
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -74,5 +79,146 @@ func TestSourceMaps(t *testing.T) {
 				t.Errorf("without its map, the stack should stay in the bundle (%s.js:1:...):\n%s", none, r.Body)
 			}
 		})
+	}
+}
+
+// The rewritten fixture (tests/testdata/sourcemap/src/rewritten.js): a
+// bundle the pure-Go engines rewrite before they run it. goja lowers it with
+// esbuild for its \p{…} regex and rewrites its string build; QuickJS lowers
+// it for its await. rewrittenFrames are the frames Node 20 prints for each
+// call with --enable-source-maps (TestSourceMapFramesAsNode checks them
+// against the node on PATH).
+const rewrittenBundle = "sourcemap/bundles/sourcemap-rewritten.js"
+
+var rewrittenFrames = map[string][]string{
+	"SourceMapRewritten.greet(null)": {"src/greeting.js:8:9", "src/rewritten.js:24:20"},
+	`SourceMapRewritten.name("1")`:   {"src/rewritten.js:28:13"},
+	"SourceMapRewritten.later(null)": {"src/greeting.js:8:9", "src/rewritten.js:34:12"},
+	"SourceMapRewritten.where()":     {"src/rewritten.js:37:12"},
+}
+
+// TestSourceMapsThroughRewrites: on every engine, the frames of a bundle the
+// engine rewrote before running it name the original files, lines and
+// columns the same engine names for the bundle not rewritten, and Node names
+// with --enable-source-maps: the rewrites' own maps (esbuild's, the string
+// builds' edits, the CommonJS wrapper) are chained with the bundle's. The
+// variants keep the map valid by same-length edits: without \p{…} (goja then
+// only rewrites the string build, whose edits move the columns after them on
+// the minified line), and without either \p{…} or await, on a server that
+// keeps string builds (nothing rewritten). Without the bundle's map the
+// frames show the bundle's own positions, as Node does, not the rewritten
+// code's.
+func TestSourceMapsThroughRewrites(t *testing.T) {
+	t.Parallel()
+	bundle := testdata(t, rewrittenBundle)
+	sourceMap := map[string]string{"sourcemap-rewritten.js.map": testdata(t, rewrittenBundle+".map")}
+	noEscapes := strings.Replace(bundle, `/^\p{L}+$/u`, `/^[A-z]+$/u`, 1)
+	plain := strings.Replace(noEscapes, "await null", "void  null", 1)
+	if noEscapes == bundle || plain == noEscapes || strings.Contains(plain, "await") {
+		t.Fatal(`the fixture has no /^\p{L}+$/u regex or no "await null"`)
+	}
+	for _, modules := range []string{"false", "true"} {
+		t.Run("support-modules="+modules, func(t *testing.T) {
+			t.Parallel()
+			h2 := transports[0]
+			base := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": modules, "RENDERER_REWRITE_STRING_BUILDS": "false"})
+			baseID := newID("s")
+			base.upload(t, map[string]string{baseID: plain}, sourceMap)
+			s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": modules})
+			lowered, builds, none := newID("s"), newID("s"), newID("s")
+			s.upload(t, map[string]string{lowered: bundle}, sourceMap)
+			s.upload(t, map[string]string{builds: noEscapes}, sourceMap)
+			s.upload(t, map[string]string{none: bundle}, nil)
+
+			for code, nodeFrames := range rewrittenFrames {
+				if code == "SourceMapRewritten.where()" && testEngine == "node" {
+					continue // getStackTrace is not mapped on node (README "Source maps")
+				}
+				status := http.StatusBadRequest
+				if code == "SourceMapRewritten.where()" {
+					status = http.StatusOK
+				}
+				r := base.render(t, h2, baseID, code)
+				r.wantStatus(t, h2, status)
+				want := sourceFrames.FindAllString(r.Body, -1)
+				for _, f := range nodeFrames {
+					if testEngine == "quickjs" {
+						// QuickJS's columns are its own (README "Source maps").
+						f = f[:strings.LastIndexByte(f, ':')+1]
+					}
+					if !strings.Contains(strings.Join(want, " "), f) {
+						t.Errorf("%s not rewritten: the stack does not show %s, as Node does:\n%s", code, f, r.Body)
+					}
+				}
+				for _, id := range []string{lowered, builds} {
+					r := s.render(t, h2, id, code)
+					r.wantStatus(t, h2, status)
+					if got := sourceFrames.FindAllString(r.Body, -1); !slices.Equal(got, want) {
+						t.Errorf("bundle %s, %s: frames %q, not rewritten %q:\n%s", id, code, got, want, r.Body)
+					}
+				}
+			}
+
+			r := s.render(t, h2, none, `SourceMapRewritten.name("1")`)
+			r.wantStatus(t, h2, http.StatusBadRequest)
+			want := fmt.Sprintf("%s.js:1:%d", none, strings.Index(bundle, `new Error("not a name`)+1)
+			if testEngine == "quickjs" {
+				want = fmt.Sprintf("%s.js:1:%d", none, strings.Index(bundle, `Error("not a name`)+1)
+			}
+			if !strings.Contains(r.Body, want) {
+				t.Errorf("without its map, the stack should show the bundle's position %s:\n%s", want, r.Body)
+			}
+		})
+	}
+}
+
+// sourceFrames is a frame position in the fixtures' sources.
+var sourceFrames = regexp.MustCompile(`src/[a-z]+\.js:\d+:\d+`)
+
+// TestSourceMapFramesAsNode: the frames TestSourceMapsThroughRewrites
+// expects are the ones Node prints for the fixture with
+// --enable-source-maps.
+func TestSourceMapFramesAsNode(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH (scripts/install-node.sh)")
+	}
+	script := `globalThis.getStackTrace = () => new Error().stack;
+require(process.argv[1]);
+const codes = JSON.parse(process.argv[2]);
+(async () => {
+  const out = {};
+  for (const code of codes) {
+    try { const v = await eval(code); out[code] = String(v); } catch (e) { out[code] = e.stack; }
+  }
+  console.log(JSON.stringify(out));
+})();`
+	var codes []string
+	for code := range rewrittenFrames {
+		codes = append(codes, code)
+	}
+	bundle, err := filepath.Abs(filepath.Join("testdata", rewrittenBundle))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := json.Marshal(codes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(node, "--enable-source-maps", "-e", script, bundle, string(args)).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var stacks map[string]string
+	if err := json.Unmarshal(out, &stacks); err != nil {
+		t.Fatalf("node's answer %q: %v", out, err)
+	}
+	for code, frames := range rewrittenFrames {
+		for _, f := range frames {
+			if !strings.Contains(stacks[code], "/"+f+")") {
+				t.Errorf("%s: Node's stack does not show %s:\n%s", code, f, stacks[code])
+			}
+		}
 	}
 }

@@ -36,7 +36,7 @@ func TestMappedError(t *testing.T) {
 		t.Fatal(err)
 	}
 	maps := sourcemap.New(1<<20, slog.New(slog.DiscardHandler))
-	maps.Add("app", path, nil)
+	maps.Add("app", path, nil, nil)
 	frame := fmt.Sprintf("at r (app.js:1:%d)", strings.Index(string(js), "new Error")+1)
 	const original = "at r (src/greeting.js:8:9)"
 

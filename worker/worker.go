@@ -531,10 +531,14 @@ func (p *Pools) load(ctx context.Context, id string) (pl *pool, err error) {
 		return nil, &LoadError{ID: id, Err: err}
 	}
 	var positions sourcemap.Positions
+	var rewrites sourcemap.Rewrites
 	if bp, ok := prg.(jsvm.BundlePositions); ok {
 		positions = bp.BundlePosition
+		if bp.Rewritten() {
+			rewrites = bp.ReplayRewrites
+		}
 	}
-	p.cfg.SourceMaps.Add(id, path, positions)
+	p.cfg.SourceMaps.Add(id, path, positions, rewrites)
 	pl = newPool(id, prg, p.cfg, &p.quarantine, release)
 	e, err := pl.newEntry(ctx)
 	if err != nil {

@@ -120,6 +120,9 @@ type program struct {
 	// stringBuilds: quadratic string accumulators rewritten into array
 	// joins (transform.RewriteStringBuilds).
 	stringBuilds int
+	// codeSum: the inproc.Checksum of the code compiled, before the
+	// CommonJS wrapper, when it is not the bundle.
+	codeSum uint32
 }
 
 // Compile parses the bundle with goja; if goja cannot parse it (async
@@ -145,20 +148,49 @@ func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
 			// A real syntax error: goja's message is about the bundle as sent.
 			return nil, fmt.Errorf("compile bundle %s: %w", name, err)
 		}
+		p.lowered = true
 		var lowErr error
 		if prg, lowErr = e.compileBundle(p, name, lowered); lowErr != nil {
 			return nil, fmt.Errorf("compile bundle %s: %w (and after lowering it with esbuild for goja: %v)", name, err, lowErr)
 		}
 		err = nil
-		p.lowered = true
 	}
 	if err != nil {
 		return nil, fmt.Errorf("compile bundle %s: %w", name, err)
 	}
 	p.prg = prg
 	prog := inproc.NewProgram(name, path, e.opts.SupportModules, p)
-	prog.Lowered = p.lowered
+	if p.lowered || p.stringBuilds > 0 {
+		prog.SetRewrites(source, p.codeSum, func(source string) (string, transform.Chain, error) {
+			return p.replay(name, source, e.opts.SupportModules)
+		})
+	}
 	return prog, nil
+}
+
+// replay makes Compile's rewrites of source again, with their positions:
+// the same lowering, string builds and wrapper, in the same order. It
+// returns the code compiled before the wrapper (codeSum's).
+func (p *program) replay(name, source string, module bool) (string, transform.Chain, error) {
+	var chain transform.Chain
+	if p.lowered {
+		lowered, positions, err := transform.LowerForGojaPositions(name+".js", source, p.propertyEscapes)
+		if err != nil {
+			return "", nil, err
+		}
+		source, chain = lowered, append(chain, positions)
+	}
+	if p.stringBuilds > 0 {
+		out, n, positions, err := transform.RewriteStringBuildsPositions(source)
+		if err != nil || n != p.stringBuilds {
+			return "", nil, fmt.Errorf("string builds rewritten again: %d, not %d (%v)", n, p.stringBuilds, err)
+		}
+		source, chain = out, append(chain, positions)
+	}
+	if module {
+		chain = append(chain, transform.ModulePositions{})
+	}
+	return source, chain, nil
 }
 
 // compileBundle compiles src, rewritten by RewriteStringBuilds unless the
@@ -169,12 +201,16 @@ func (e *Engine) compileBundle(p *program, name, src string) (*goja.Program, err
 	if !e.opts.KeepStringBuilds {
 		if out, n, err := transform.RewriteStringBuilds(src); err == nil && n > 0 {
 			if prg, err := e.compile(name, out); err == nil {
-				p.stringBuilds = n
+				p.stringBuilds, p.codeSum = n, inproc.Checksum(out)
 				return prg, nil
 			}
 		}
 	}
-	return e.compile(name, src)
+	prg, err := e.compile(name, src)
+	if err == nil && p.lowered {
+		p.codeSum = inproc.Checksum(src)
+	}
+	return prg, err
 }
 
 // compile compiles a bundle's source, as the CommonJS wrapper with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -140,5 +141,51 @@ globalThis.run = async () => { const out = []; for await (const x of g()) out.pu
 	}
 	if _, err := e.Compile("broken", "", `function (`); err == nil || !strings.Contains(err.Error(), "SyntaxError") {
 		t.Fatalf("syntax error: %v", err)
+	}
+}
+
+// TestReplayRewrites: a bundle goja lowered after failing to parse it (async
+// generators) has its rewrites replayed with their positions: the position
+// of a throw in the compiled program goes back to the bundle's; a bundle
+// file that is not the source compiled is refused. A bundle goja compiles
+// as it is replays nothing.
+func TestReplayRewrites(t *testing.T) {
+	src := "async function* g() { yield 1; }\nglobalThis.f = function () {\n  throw new Error('x');\n};\n"
+	e := conformance.Open(t, New, jsvm.Options{SupportModules: true})
+	p, err := e.Compile("gen", "", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := p.(jsvm.BundlePositions)
+	if !lowered(p) || !bp.Rewritten() {
+		t.Fatal("not lowered")
+	}
+	rt, _ := e.NewRuntime()
+	if err := rt.Load(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	_, err = conformance.Eval(t, rt, `f()`)
+	m := regexp.MustCompile(`gen\.js:(\d+):(\d+)`).FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		t.Fatalf("no frame in gen.js: %v", err)
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	back, cost, err := bp.ReplayRewrites(src)
+	if err != nil || cost <= 0 {
+		t.Fatalf("replay: %v (cost %d)", err, cost)
+	}
+	if l, c, ok := back(line, col-1); !ok || l != 3 || c != strings.Index("  throw new Error('x');", "new") {
+		t.Errorf("%s:%s went back to %d:%d (%v), want 3:8", m[1], m[2], l, c, ok)
+	}
+	if _, _, err := bp.ReplayRewrites(src + " "); err == nil {
+		t.Error("a changed bundle was replayed")
+	}
+	plain, err := e.Compile("plain", "", "var x = 1;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.(jsvm.BundlePositions).Rewritten() {
+		t.Error("a bundle compiled as it is counts as rewritten")
 	}
 }

@@ -16,6 +16,8 @@ package inproc
 
 import (
 	"fmt"
+	"hash/crc32"
+	"unsafe"
 
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/transform"
@@ -140,26 +142,65 @@ type Program struct {
 	Module bool
 	// Code is the engine's compiled form.
 	Code any
-	// Lowered reports code an engine rewrote with esbuild before compiling
-	// it (transform.LowerForGoja, LowerAwait): its positions are no longer
-	// the bundle's.
-	Lowered bool
+	// rewrites replays the rewrites the engine made to the bundle before
+	// compiling it (SetRewrites); nil when it made none but the wrapper.
+	rewrites func(source string) (string, transform.Chain, error)
+	// The size and checksum of the source the rewrites were made to, and
+	// the checksum of the code they made.
+	size         int
+	sum, codeSum uint32
 }
 
-// BundlePosition takes a position of the compiled program back to the
-// bundle as uploaded (jsvm.BundlePositions): the CommonJS wrapper's header
-// shifts line 1; a lowered program's positions are lost.
+// SetRewrites records that the engine rewrote source (the bundle as
+// uploaded) into code whose Checksum is code before compiling it, and how to
+// make those rewrites again with their positions (esbuild's lowering, string
+// builds, the wrapper, in the order made; replay returns the code again):
+// jsvm/sourcemap replays them on the first error that needs a position in
+// the bundle, rather than every compile keeping their maps.
+func (p *Program) SetRewrites(source string, code uint32, replay func(source string) (string, transform.Chain, error)) {
+	p.rewrites, p.size, p.sum, p.codeSum = replay, len(source), Checksum(source), code
+}
+
+// Checksum is a cheap checksum of a source (CRC-32C), to tell that a
+// replayed rewrite is the one compiled.
+func Checksum(source string) uint32 {
+	return crc32.Update(0, crcTable, unsafe.Slice(unsafe.StringData(source), len(source)))
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// Rewritten reports whether the engine rewrote the bundle beyond the
+// CommonJS wrapper (jsvm.BundlePositions).
+func (p *Program) Rewritten() bool { return p.rewrites != nil }
+
+// BundlePosition takes a position of a program the engine did not rewrite
+// back to the bundle as uploaded (jsvm.BundlePositions): the CommonJS
+// wrapper's header shifts line 1.
 func (p *Program) BundlePosition(line, column int) (int, int, bool) {
-	if p.Lowered {
-		return 0, 0, false
-	}
-	if p.Module && line == 1 {
-		column -= len(transform.ModuleHeader)
-		if column < 0 {
-			return 0, 0, false
-		}
+	if p.Module {
+		return transform.ModulePositions{}.Back(line, column)
 	}
 	return line, column, true
+}
+
+// ReplayRewrites makes the engine's rewrites again on source, the bundle as
+// uploaded, and returns how the compiled program's positions go back to it
+// and the memory that holds (jsvm.BundlePositions).
+func (p *Program) ReplayRewrites(source string) (func(line, column int) (int, int, bool), int64, error) {
+	if p.rewrites == nil {
+		return p.BundlePosition, 0, nil
+	}
+	if len(source) != p.size || Checksum(source) != p.sum {
+		return nil, 0, fmt.Errorf("bundle %s: its file is not the source that was compiled", p.name)
+	}
+	code, chain, err := p.rewrites(source)
+	if err != nil {
+		return nil, 0, fmt.Errorf("bundle %s: replay its rewrites: %w", p.name, err)
+	}
+	if Checksum(code) != p.codeSum {
+		return nil, 0, fmt.Errorf("bundle %s: its rewrites replayed are not the code compiled", p.name)
+	}
+	return chain.Back, chain.Cost(), nil
 }
 
 // NewProgram returns the program of bundle name.

@@ -110,7 +110,20 @@ func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
 	}
 	p.bytecode = bc
 	prog := inproc.NewProgram(name, path, e.opts.SupportModules, p)
-	prog.Lowered = p.lowered
+	if p.lowered {
+		module := e.opts.SupportModules
+		prog.SetRewrites(source, inproc.Checksum(src), func(source string) (string, transform.Chain, error) {
+			var chain transform.Chain
+			if module {
+				source, chain = transform.WrapModule(source), append(chain, transform.ModulePositions{})
+			}
+			code, positions, err := transform.LowerAwaitPositions(name+".js", source)
+			if err != nil {
+				return "", nil, err
+			}
+			return code, append(chain, positions), nil
+		})
+	}
 	return prog, nil
 }
 

@@ -10,6 +10,13 @@
 // never at load, and parsed maps are kept within a memory bound, least
 // recently used first out (RENDERER_SOURCE_MAP_CACHE_SIZE). A map's
 // sourcesContent is dropped before parsing: stack frames need positions only.
+//
+// When an engine rewrote the bundle before compiling it (esbuild's lowering,
+// string builds), positions in its errors are the rewritten code's: the
+// engine replays its rewrites on the bundle's file with their own maps at
+// that first error, and frames go through them, then through the bundle's
+// map (or, without one, show the bundle's own positions). Those maps count
+// in the same bound.
 package sourcemap
 
 import (
@@ -30,10 +37,15 @@ import (
 )
 
 // Positions translates a position in the compiled program (the engine's
-// own transforms: the CommonJS wrapper, lowering) to the same position in
-// the bundle as uploaded; ok false when it cannot. Lines are 1-based,
-// columns 0-based.
+// CommonJS wrapper) to the same position in the bundle as uploaded; ok
+// false when it cannot. Lines are 1-based, columns 0-based.
 type Positions func(line, column int) (int, int, bool)
+
+// Rewrites replays an engine's rewrites of a bundle (esbuild's lowering,
+// string builds; jsvm.BundlePositions) on source, the bundle as uploaded:
+// it returns how the compiled program's positions go back to source, and
+// about how much memory that holds.
+type Rewrites func(source string) (func(line, column int) (int, int, bool), int64, error)
 
 // parsedCost is the memory of a parsed map per byte of its JSON without
 // sourcesContent: the decoded mappings are 24-byte structs, one per 4-8
@@ -61,13 +73,23 @@ type Maps struct {
 type bundle struct {
 	id, path  string
 	positions Positions
+	rewrites  Rewrites
 
 	load sync.Mutex // held while the map is read and parsed
 	// Under Maps.mu:
-	state    loadState
+	state loadState
+	maps  // once parsed
+	cost  int64
+	elem  *list.Element
+}
+
+// maps is what a bundle's frames go through: back from the compiled
+// program to the bundle when the engine rewrote it (nil: positions), and
+// the bundle's own map (nil when it has none: a rewritten bundle's frames
+// then show its own positions).
+type maps struct {
+	back     func(line, column int) (int, int, bool)
 	consumer *sourcemap.Consumer
-	cost     int64
-	elem     *list.Element
 }
 
 type loadState int
@@ -88,9 +110,10 @@ func New(limit int64, logger *slog.Logger) *Maps {
 }
 
 // Add registers the loaded bundle id, whose file is path; positions is nil
-// when the compiled program's positions are the bundle's. Nothing is read
-// until an error names the bundle.
-func (m *Maps) Add(id, path string, positions Positions) {
+// when the compiled program's positions are the bundle's, rewrites nil
+// when the engine did not rewrite it. Nothing is read until an error names
+// the bundle.
+func (m *Maps) Add(id, path string, positions Positions, rewrites Rewrites) {
 	if m == nil || path == "" {
 		return
 	}
@@ -99,7 +122,7 @@ func (m *Maps) Add(id, path string, positions Positions) {
 	if old := m.bundles[id+".js"]; old != nil {
 		m.dropLocked(old)
 	}
-	m.bundles[id+".js"] = &bundle{id: id, path: path, positions: positions}
+	m.bundles[id+".js"] = &bundle{id: id, path: path, positions: positions, rewrites: rewrites}
 }
 
 // Remove forgets bundle id and its parsed map (it was evicted).
@@ -119,7 +142,7 @@ func (m *Maps) dropLocked(b *bundle) {
 	if b.elem != nil {
 		m.lru.Remove(b.elem)
 		m.used -= b.cost
-		b.elem, b.consumer, b.cost = nil, nil, 0
+		b.elem, b.maps, b.cost = nil, maps{}, 0
 	}
 	if b.state == parsed {
 		b.state = notRead
@@ -131,8 +154,9 @@ func (m *Maps) dropLocked(b *bundle) {
 var frame = regexp.MustCompile(`(?:[^\s()@'"]*/)?([A-Za-z0-9_][A-Za-z0-9._-]*\.js):(\d+):(\d+)(?:\(\d+\))?`)
 
 // Rewrite returns text with every frame position in a registered bundle
-// that has a source map replaced by its original source, line and column.
-// Frames it cannot map stay as they are.
+// that has a source map replaced by its original source, line and column;
+// in a bundle without one that the engine rewrote (lowered), by the
+// bundle's own line and column. Frames it cannot map stay as they are.
 func (m *Maps) Rewrite(text string) string {
 	if m == nil || !strings.Contains(text, ".js:") {
 		return text
@@ -157,65 +181,94 @@ func (m *Maps) Rewrite(text string) string {
 
 // lookup maps a 1-based line and 0-based column of the compiled bundle.
 func (m *Maps) lookup(b *bundle, line, column int) (string, int, int, bool) {
-	if b.positions != nil {
-		var ok bool
-		if line, column, ok = b.positions(line, column); !ok {
+	bm, ok := m.mapsOf(b)
+	if !ok {
+		return "", 0, 0, false
+	}
+	back := bm.back
+	if back == nil {
+		back = b.positions
+	}
+	if back != nil {
+		if line, column, ok = back(line, column); !ok {
 			return "", 0, 0, false
 		}
 	}
-	c := m.consumer(b)
-	if c == nil {
-		return "", 0, 0, false
+	if bm.consumer == nil {
+		return b.id + ".js", line, column, true
 	}
-	source, _, line, column, ok := c.Source(line, column)
+	source, _, line, column, ok := bm.consumer.Source(line, column)
 	if !ok || source == "" {
 		return "", 0, 0, false
 	}
 	return displayName(source), line, column, true
 }
 
-// consumer returns b's parsed map, reading it on first use; nil without one.
-func (m *Maps) consumer(b *bundle) *sourcemap.Consumer {
+// mapsOf returns b's parsed maps, reading them on first use; ok false when
+// there is nothing to map b's frames with.
+func (m *Maps) mapsOf(b *bundle) (maps, bool) {
 	b.load.Lock()
 	defer b.load.Unlock()
 	m.mu.Lock()
 	switch b.state {
 	case parsed:
 		m.lru.MoveToFront(b.elem)
-		c := b.consumer
+		bm := b.maps
 		m.mu.Unlock()
-		return c
+		return bm, true
 	case absent:
 		m.mu.Unlock()
-		return nil
+		return maps{}, false
 	}
 	m.mu.Unlock()
 
-	c, cost, err := m.read(b)
+	bm, cost, err := m.read(b)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	found := err == nil && (bm.consumer != nil || bm.back != nil)
 	if m.bundles[b.id+".js"] != b {
-		return c // removed meanwhile: answer this error, keep nothing
+		return bm, found // removed meanwhile: answer this error, keep nothing
 	}
-	if err != nil || c == nil {
+	if !found {
 		if err != nil {
 			m.logger.Warn("source map not used", "bundle", b.id, "err", err)
 		}
 		b.state = absent
-		return nil
+		return maps{}, false
 	}
-	b.state, b.consumer, b.cost = parsed, c, cost
+	b.state, b.maps, b.cost = parsed, bm, cost
 	b.elem = m.lru.PushFront(b)
 	m.used += cost
 	for m.used > m.limit {
 		oldest := m.lru.Back().Value.(*bundle)
 		m.dropLocked(oldest)
 	}
-	return c
+	return bm, true
 }
 
-// read finds and parses b's map: nil, 0, nil when it has none.
-func (m *Maps) read(b *bundle) (*sourcemap.Consumer, int64, error) {
+// read finds and parses b's map, and replays the engine's rewrites of b
+// when it made any. Neither is an error: b has nothing to map with.
+func (m *Maps) read(b *bundle) (maps, int64, error) {
+	c, cost, err := m.readMap(b)
+	if err != nil || b.rewrites == nil {
+		return maps{consumer: c}, cost, err
+	}
+	source, err := os.ReadFile(b.path)
+	if err != nil {
+		return maps{}, 0, fmt.Errorf("read bundle: %w", err)
+	}
+	back, backCost, err := b.rewrites(string(source))
+	if err != nil {
+		return maps{}, 0, err
+	}
+	if cost+backCost > m.limit {
+		return maps{}, 0, fmt.Errorf("the positions of the engine's rewrites of the bundle take about %d bytes, more than RENDERER_SOURCE_MAP_CACHE_SIZE (%d) with its map", backCost, m.limit)
+	}
+	return maps{back: back, consumer: c}, cost + backCost, nil
+}
+
+// readMap finds and parses b's map: nil, 0, nil when it has none.
+func (m *Maps) readMap(b *bundle) (*sourcemap.Consumer, int64, error) {
 	file, err := mapFile(b.path)
 	if err != nil || file == "" {
 		return nil, 0, err

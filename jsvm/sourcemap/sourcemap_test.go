@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gorender/gorender/jsvm/transform"
 )
 
 // The fixture tests/ renders: built by esbuild, minified onto one line,
@@ -51,7 +53,7 @@ func TestRewrite(t *testing.T) {
 	dir := t.TempDir()
 	path, col := fixture(t, dir, "b1", true)
 	m := newMaps(1 << 20)
-	m.Add("b1", path, nil)
+	m.Add("b1", path, nil, nil)
 	for _, tc := range []struct{ in, want string }{
 		{fmt.Sprintf("\tat r (b1.js:1:%d(12))", col), "\tat r (src/greeting.js:8:9)"},   // goja
 		{fmt.Sprintf("    at r (b1.js:1:%d)", col), "    at r (src/greeting.js:8:9)"},   // quickjs
@@ -65,14 +67,14 @@ func TestRewrite(t *testing.T) {
 		}
 	}
 	var none *Maps // RENDERER_SOURCE_MAP_CACHE_SIZE=0
-	none.Add("b1", path, nil)
+	none.Add("b1", path, nil, nil)
 	if in := fmt.Sprintf("at r (b1.js:1:%d)", col); none.Rewrite(in) != in {
 		t.Error("nil Maps rewrote a frame")
 	}
 }
 
-// TestPositions: a program's own positions (the CommonJS wrapper's shift,
-// a lowered program) are taken back to the bundle's before the map.
+// TestPositions: a program's own positions (the CommonJS wrapper's shift)
+// are taken back to the bundle's before the map.
 func TestPositions(t *testing.T) {
 	dir := t.TempDir()
 	path, col := fixture(t, dir, "b1", true)
@@ -83,7 +85,7 @@ func TestPositions(t *testing.T) {
 			return 0, 0, false
 		}
 		return line, column - header, true
-	})
+	}, nil)
 	if got := m.Rewrite(fmt.Sprintf("at r (b1.js:1:%d)", col+header)); got != "at r (src/greeting.js:8:9)" {
 		t.Errorf("shifted frame: %q", got)
 	}
@@ -123,7 +125,7 @@ func TestWhichMap(t *testing.T) {
 			}
 			copyFile(t, filepath.Join(fixtureDir, "sourcemap-app.js.map"), filepath.Join(dir, tc.mapFile))
 			m := newMaps(1 << 20)
-			m.Add("b", path, nil)
+			m.Add("b", path, nil, nil)
 			got := m.Rewrite(frame)
 			if mapped := got != frame; mapped != tc.mapped {
 				t.Errorf("Rewrite(%q) = %q: mapped %v, want %v", frame, got, mapped, tc.mapped)
@@ -153,7 +155,7 @@ func TestLazyAndBounded(t *testing.T) {
 	// parsedCost), then room for two, not three.
 	probe := newMaps(1 << 20)
 	probePath, _ := fixture(t, t.TempDir(), "p", true)
-	probe.Add("p", probePath, nil)
+	probe.Add("p", probePath, nil, nil)
 	probe.Rewrite(fmt.Sprintf("at r (p.js:1:%d)", col))
 	cost := probe.used
 	if cost == 0 {
@@ -161,7 +163,7 @@ func TestLazyAndBounded(t *testing.T) {
 	}
 	m := newMaps(cost*2 + cost/2)
 	for _, id := range ids {
-		m.Add(id, filepath.Join(dir, id, id+".js"), nil)
+		m.Add(id, filepath.Join(dir, id, id+".js"), nil, nil)
 	}
 	for _, id := range ids { // the maps arrive after the load, before an error
 		copyFile(t, filepath.Join(fixtureDir, "sourcemap-app.js.map"), filepath.Join(dir, id, "sourcemap-app.js.map"))
@@ -189,7 +191,7 @@ func TestLazyAndBounded(t *testing.T) {
 	}
 
 	small := newMaps(cost - 1) // less than the parsed map
-	small.Add("b0", filepath.Join(dir, "b0", "b0.js"), nil)
+	small.Add("b0", filepath.Join(dir, "b0", "b0.js"), nil, nil)
 	if in := fmt.Sprintf("at r (b0.js:1:%d)", col); small.Rewrite(in) != in {
 		t.Error("a map larger than the limit was used")
 	}
@@ -205,7 +207,7 @@ func TestConcurrentRewrites(t *testing.T) {
 	dir := t.TempDir()
 	path, col := fixture(t, dir, "b1", true)
 	m := newMaps(1 << 20)
-	m.Add("b1", path, nil)
+	m.Add("b1", path, nil, nil)
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -215,7 +217,7 @@ func TestConcurrentRewrites(t *testing.T) {
 					return
 				}
 				if i == 0 {
-					m.Add("b2", path, nil)
+					m.Add("b2", path, nil, nil)
 					m.Remove("b2")
 				}
 			}
@@ -246,5 +248,96 @@ func TestDisplayName(t *testing.T) {
 		if got := displayName(in); got != want {
 			t.Errorf("displayName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRewrites: a bundle the engine rewrote (here lowered by esbuild, as
+// QuickJS does for await) has its rewrites replayed on the first error that
+// names it, not before and not again while its maps are kept; their cost
+// counts in the bound with the bundle's map (a bound that fits the map but
+// not both maps nothing); without the bundle's map its frames show the
+// bundle's own positions; a replay that fails (the bundle file is not the
+// source compiled) maps nothing.
+func TestRewrites(t *testing.T) {
+	js, err := os.ReadFile(filepath.Join(fixtureDir, "sourcemap-rewritten.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := string(js)
+	lowered, _, err := transform.LowerAwaitPositions("b.js", bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The frame of `new Error("not a name…` in the lowered code.
+	i := strings.Index(lowered, `new Error("not a name`)
+	frame := fmt.Sprintf("at name (b.js:%d:%d)", 1+strings.Count(lowered[:i], "\n"), i-strings.LastIndexByte(lowered[:i], '\n'))
+	var replays int
+	var mu sync.Mutex
+	rewrites := func(source string) (func(int, int) (int, int, bool), int64, error) {
+		mu.Lock()
+		replays++
+		mu.Unlock()
+		if source != bundle {
+			return nil, 0, fmt.Errorf("not the source compiled")
+		}
+		_, p, err := transform.LowerAwaitPositions("b.js", source)
+		if err != nil {
+			return nil, 0, err
+		}
+		return p.Back, p.Cost(), nil
+	}
+	write := func(dir string, withMap bool) string {
+		path := filepath.Join(dir, "b.js")
+		if err := os.WriteFile(path, js, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if withMap {
+			copyFile(t, filepath.Join(fixtureDir, "sourcemap-rewritten.js.map"), filepath.Join(dir, "sourcemap-rewritten.js.map"))
+		}
+		return path
+	}
+
+	m := newMaps(1 << 20)
+	m.Add("b", write(t.TempDir(), true), nil, rewrites)
+	if replays != 0 {
+		t.Fatal("rewrites replayed before an error")
+	}
+	for range 2 {
+		if got := m.Rewrite(frame); got != "at name (src/rewritten.js:28:13)" {
+			t.Errorf("Rewrite(%q) = %q", frame, got)
+		}
+	}
+	if replays != 1 {
+		t.Errorf("rewrites replayed %d times for two errors", replays)
+	}
+	withRewrites := m.used
+
+	mapOnly := newMaps(1 << 20)
+	mapOnly.Add("b", write(t.TempDir(), true), nil, nil)
+	mapOnly.Rewrite(frame)
+	if mapOnly.used == 0 || withRewrites <= mapOnly.used {
+		t.Fatalf("the rewrites' positions cost nothing: %d bytes with them, %d without", withRewrites, mapOnly.used)
+	}
+	tight := newMaps(mapOnly.used)
+	tight.Add("b", write(t.TempDir(), true), nil, rewrites)
+	if got := tight.Rewrite(frame); got != frame {
+		t.Errorf("maps over the bound were used: %q", got)
+	}
+
+	noMap := newMaps(1 << 20)
+	noMap.Add("b", write(t.TempDir(), false), nil, rewrites)
+	want := fmt.Sprintf("at name (b.js:1:%d)", strings.Index(bundle, `new Error("not a name`)+1)
+	if got := noMap.Rewrite(frame); got != want {
+		t.Errorf("without a map: %q, want the bundle's position %q", got, want)
+	}
+
+	changed := newMaps(1 << 20)
+	path := write(t.TempDir(), true)
+	if err := os.WriteFile(path, append(js, ';'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed.Add("b", path, nil, rewrites)
+	if got := changed.Rewrite(frame); got != frame {
+		t.Errorf("a changed bundle file was mapped: %q", got)
 	}
 }

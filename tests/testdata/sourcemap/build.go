@@ -1,9 +1,11 @@
 //go:build ignore
 
-// Builds the source-mapped fixture with esbuild's Go API (the version in
-// go.mod): bundles/sourcemap-app.js, minified onto one line, ending with
-// `//# sourceMappingURL=sourcemap-app.js.map`, and that external map (its
-// sources relative to it). Deterministic. Run from the repository root:
+// Builds the source-mapped fixtures with esbuild's Go API (the version in
+// go.mod): bundles/sourcemap-app.js (from src/index.js) and
+// bundles/sourcemap-rewritten.js (from src/rewritten.js), each minified onto
+// one line, ending with `//# sourceMappingURL=<bundle>.js.map`, and that
+// external map (its sources relative to it). Deterministic. Run from the
+// repository root:
 //
 //	go run tests/testdata/sourcemap/build.go
 package main
@@ -18,13 +20,19 @@ import (
 
 func main() {
 	dir := filepath.Join("tests", "testdata", "sourcemap")
+	build(dir, "src/index.js", "bundles/sourcemap-app.js", api.ES2017)
+	// \p{…} needs ES2018; the bundle keeps async/await (ES2017).
+	build(dir, "src/rewritten.js", "bundles/sourcemap-rewritten.js", api.ES2020)
+}
+
+func build(dir, entry, out string, target api.Target) {
 	result := api.Build(api.BuildOptions{
 		AbsWorkingDir:     mustAbs(dir),
-		EntryPoints:       []string{"src/index.js"},
+		EntryPoints:       []string{entry},
 		Bundle:            true,
-		Outfile:           "bundles/sourcemap-app.js",
+		Outfile:           out,
 		Format:            api.FormatIIFE,
-		Target:            api.ES2017,
+		Target:            target,
 		MinifyWhitespace:  true,
 		MinifySyntax:      true,
 		MinifyIdentifiers: true,

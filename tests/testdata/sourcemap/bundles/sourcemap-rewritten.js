@@ -1,0 +1,2 @@
+(()=>{function e(r){if(r&&r.name)return"<p>Hello, "+r.name+"</p>";throw new Error("greet: no user given")}var i=/^\p{L}+$/u;function o(r){let n="",u={push:function(t){return n+=t,!0}};return r.forEach(t=>u.push(t)),n}globalThis.SourceMapRewritten={greet:function(r){return o([e(r)])},name:function(r){if(!i.test(r))throw new Error("not a name: "+r);return o(["<b>",r,"</b>"])},later:async function(r){return await null,e(r)},where:function(){return getStackTrace()}};})();
+//# sourceMappingURL=sourcemap-rewritten.js.map

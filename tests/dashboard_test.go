@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -29,12 +30,25 @@ var byClause = regexp.MustCompile(`\bby \(([a-z_, ]*)\)`)
 // (prometheus-operator: namespace, pod...), and le, a histogram bucket's.
 var targetLabels = []string{"namespace", "job", "pod", "instance", "service", "endpoint", "le"}
 
+// engineSeries are the series one engine alone exports (README "Metrics"),
+// by that engine: the check scrapes a server of that engine for them, and
+// checks that the engine under test does not export another's.
+var engineSeries = map[string]string{
+	"gorender_engine_memory_bytes":           "quickjs",
+	"gorender_engine_processes":              "node",
+	"gorender_engine_process_resident_bytes": "node",
+	"gorender_engine_process_restarts_total": "node",
+}
+
 // TestDashboardAndAlertMetricsExist: every series the Grafana dashboard and
 // the alert rules query exists in /metrics of a live gorender once it has
 // served the requests they describe (renders ok and failed, a stream, a
 // 410, an upload, runtime replacements), and every label they group by is
-// a label of a series their expression names. Renaming a metric or a label
-// without the dashboard and rules fails here.
+// a label of a series their expression names. A series one engine alone
+// exports (engineSeries) is looked for on a server of that engine (node
+// needs Node.js on PATH: without it the node run of the suite checks them),
+// and must be absent on the others. Renaming a metric or a label without
+// the dashboard and rules, or misspelling one in them, fails here.
 func TestDashboardAndAlertMetricsExist(t *testing.T) {
 	t.Parallel()
 	exprs := dashboardExprs(t)
@@ -47,22 +61,17 @@ func TestDashboardAndAlertMetricsExist(t *testing.T) {
 	}
 	exprs = append(exprs, rules...)
 
-	s := startServer(t, map[string]string{
-		"RENDERER_WORKERS_COUNT":           "1",
-		"RENDERER_MAX_RENDERS_PER_RUNTIME": "1", // every render replaces its runtime
-		"RENDERER_MAX_HEAP":                "1GiB",
-		"RENDERER_SUPPORT_MODULES":         "true",
-	})
-	h2 := transports[0]
-	app, streams := newID("s"), newID("s")
-	s.render(t, h2, app, "MARKER").want(t, h2, http.StatusGone, "No bundle uploaded")
-	s.upload(t, map[string]string{app: markerBundle("dashboard"), streams: testStreamsBundle}, nil)
-	s.render(t, h2, app, "MARKER").want(t, h2, http.StatusOK, "dashboard")
-	s.render(t, h2, app, "throw new Error('dashboard failure')").wantStatus(t, h2, http.StatusBadRequest)
-	s.streamRender(t, h2, streams, "TestStreams.ticks(2, 5)", nil).wantComplete(t, ticksBody(2))
-	scrape := s.waitScrape(t, 10*time.Second, "a runtime replaced", func(p promScrape) bool {
-		return len(p.series("gorender_runtime_replacements_total")) > 0
-	})
+	scrapes := map[string]promScrape{testEngine: dashboardScrape(t, testEngine)}
+	for _, engine := range engineSeries {
+		if scrapes[engine] != nil || engine == testEngine {
+			continue
+		}
+		if _, err := exec.LookPath("node"); engine == "node" && err != nil {
+			t.Logf("no node on PATH: the node engine's series are checked on the node run of the suite")
+			continue
+		}
+		scrapes[engine] = dashboardScrape(t, engine)
+	}
 
 	for _, expr := range exprs {
 		names := metricName.FindAllString(expr, -1)
@@ -71,16 +80,20 @@ func TestDashboardAndAlertMetricsExist(t *testing.T) {
 		}
 		labels := map[string]bool{}
 		for _, name := range names {
-			family, ok := scrapedFamily(scrape, name)
-			switch {
-			case name == "gorender_engine_memory_bytes" && testEngine != "quickjs":
-				// quickjs only (README "Metrics"): absent on goja by design.
-				if ok {
-					t.Errorf("%s exists on %s", name, testEngine)
+			engine := testEngine
+			if only, ok := engineSeries[name]; ok && only != testEngine {
+				if _, ok := scrapedFamily(scrapes[testEngine], name); ok {
+					t.Errorf("%s exists on %s: README \"Metrics\" says %s only", name, testEngine, only)
 				}
-				continue
-			case !ok:
-				t.Errorf("%s (in %q) is not in /metrics; it has:\n%s", name, expr, metricsSummary(scrape))
+				engine = only
+			}
+			scrape, ok := scrapes[engine]
+			if !ok {
+				continue // node without Node.js, logged above
+			}
+			family, ok := scrapedFamily(scrape, name)
+			if !ok {
+				t.Errorf("%s (in %q) is not in /metrics of a %s server; it has:\n%s", name, expr, engine, metricsSummary(scrape))
 				continue
 			}
 			for _, m := range family.GetMetric() {
@@ -98,6 +111,36 @@ func TestDashboardAndAlertMetricsExist(t *testing.T) {
 			}
 		}
 	}
+}
+
+// dashboardScrape is /metrics of a server on engine once it has served the
+// requests the dashboard describes: renders ok and failed, a stream, a 410,
+// an upload, and runtime (on node: process) replacements.
+func dashboardScrape(t *testing.T, engine string) promScrape {
+	t.Helper()
+	s := startServer(t, map[string]string{
+		"RENDERER_JS_ENGINE":               engine,
+		"RENDERER_WORKERS_COUNT":           "1",
+		"RENDERER_MAX_RENDERS_PER_RUNTIME": "1", // every render replaces its runtime
+		"RENDERER_MAX_HEAP":                "1GiB",
+		"RENDERER_SUPPORT_MODULES":         "true",
+	})
+	h2 := transports[0]
+	app, streams := newID("s"), newID("s")
+	s.render(t, h2, app, "MARKER").want(t, h2, http.StatusGone, "No bundle uploaded")
+	s.upload(t, map[string]string{app: markerBundle("dashboard"), streams: testStreamsBundle}, nil)
+	s.render(t, h2, app, "MARKER").want(t, h2, http.StatusOK, "dashboard")
+	s.render(t, h2, app, "throw new Error('dashboard failure')").wantStatus(t, h2, http.StatusBadRequest)
+	s.streamRender(t, h2, streams, "TestStreams.ticks(2, 5)", nil).wantComplete(t, ticksBody(2))
+	// On node, a process replaced and one serving (between a process's exit
+	// and its successor's start it has no resident series).
+	want := []string{"gorender_runtime_replacements_total"}
+	if engine == "node" {
+		want = []string{"gorender_engine_process_restarts_total", "gorender_engine_process_resident_bytes"}
+	}
+	return s.waitScrape(t, 10*time.Second, "a runtime replaced", func(p promScrape) bool {
+		return !slices.ContainsFunc(want, func(name string) bool { return len(p.series(name)) == 0 })
+	})
 }
 
 // scrapedFamily is the family of a series name with samples in a scrape: a

@@ -62,7 +62,7 @@ func TestPrometheusRule(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"GorenderHigh5xxRatio", "GorenderBusy503Ratio", "GorenderRenderP99High", "GorenderRuntimesQuarantined", "GorenderHeapNearLimit"}
+	want := []string{"GorenderHigh5xxRatio", "GorenderBusy503Ratio", "GorenderRenderP99High", "GorenderRuntimesQuarantined", "GorenderQuarantineFull", "GorenderHeapNearLimit"}
 	if !slices.Equal(alerts, want) {
 		t.Errorf("alerts %v, want %v", alerts, want)
 	}

@@ -223,3 +223,29 @@ func (d *deadlineWriter) Flush() { _ = d.FlushError() }
 func (d *deadlineWriter) WriteStalled() bool { return d.stalled.Load() }
 
 func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// dropUnreadBodies stops h2c from buffering request bodies that no handler
+// will read. Go's HTTP/2 server keeps a stream's DATA until its handler
+// reads it or the stream ends, and a stream outlives its handler while the
+// answer waits for the client's flow-control window: a client without the
+// password could hold each connection's whole window (1 MiB) with a probe
+// or scrape whose answer it never takes. A closed body drops its bytes and
+// returns their connection window. GET and HEAD routes read no body, so
+// theirs is closed before they answer; every other body once its handler
+// returned (an error answer decided earlier has closed it already, by its
+// drain's deadline). HTTP/1.1 needs none of this: a body nobody reads
+// stays in the socket.
+func dropUnreadBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body := r.Body
+		defer body.Close()
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			_ = body.Close()
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -179,7 +179,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		PullIdle:      cfg.PullModeIdleTimeout,
 		Authenticated: markAuthenticated,
 	})
-	mw := []func(http.Handler) http.Handler{observe(logger, cfg.LogHTTPLevel, m, tracer), writeDeadlines(cfg.WriteTimeout)}
+	mw := []func(http.Handler) http.Handler{dropUnreadBodies, observe(logger, cfg.LogHTTPLevel, m, tracer), writeDeadlines(cfg.WriteTimeout)}
 	if cfg.MaxConnectionAge > 0 {
 		mw = append(mw, retireOldConns)
 	}

@@ -46,8 +46,9 @@ type Config struct {
 	// BodyReadTimeout is the longest wait for the next bytes of a request
 	// body; AuthTimeout how long a request may take to authenticate.
 	BodyReadTimeout, AuthTimeout time.Duration
-	// MaxConnections caps the client connections open at once.
-	MaxConnections int
+	// MaxConnections caps the client connections open at once,
+	// MaxUnauthenticatedConnections those of them that never authenticated.
+	MaxConnections, MaxUnauthenticatedConnections int
 	// MaxBodySize, MaxFieldSize and MaxParts bound a request body
 	// (PROTOCOL.md §12).
 	MaxBodySize, MaxFieldSize int64
@@ -377,6 +378,13 @@ var settings = []setting{
 			"Counted in `gorender_connections_open` and `gorender_connections_shed_total`",
 		Value: orComputed(number(func(c *Config) *int { return &c.MaxConnections }, 1, 1<<20),
 			func(l *loader) { l.c.MaxConnections = defaultMaxConnections() }),
+	},
+	{
+		Name: "RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS", Default: strconv.Itoa(DefaultMaxUnauthenticatedConnections),
+		Doc: "client connections open at once that never carried an authenticated request (clients without the password, probes, scrapes; at most `RENDERER_MAX_CONNECTIONS`): " +
+			"each may buffer up to 1 MiB of request body over h2c before a handler reads it, so their number bounds what clients without the password cost (Limits). " +
+			"At the cap a new connection gets in and the oldest unauthenticated one is closed (`gorender_connections_shed_total{reason=\"evicted\"}`); a Rails connection authenticates on its first request and no longer counts",
+		Value: number(func(c *Config) *int { return &c.MaxUnauthenticatedConnections }, 1, 1<<20),
 	},
 	{
 		Name: "RENDERER_MAX_CONNECTION_AGE", Default: "0",

@@ -41,8 +41,17 @@ func connectionsFor(nofile uint64) int {
 	return int(min(nofile-reserve, maxConnectionsCeiling))
 }
 
+// DefaultMaxUnauthenticatedConnections is the default of
+// RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS: what connections of clients
+// without the password may buffer is bounded by their number (README,
+// Limits: 512 h2c connections with full flow-control windows are about
+// 0.55 GiB), and a Rails connection authenticates on its first request.
+const DefaultMaxUnauthenticatedConnections = 512
+
 // connLimiter is a listener that keeps at most max client connections open
-// (RENDERER_MAX_CONNECTIONS). At the cap a new connection is not refused
+// (RENDERER_MAX_CONNECTIONS), at most maxUntrusted of them connections that
+// never carried an authenticated request
+// (RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS). At either cap a new connection is not refused
 // outright: it might be the orchestrator's probe, or a Rails process. To
 // make room the oldest connection that has never carried an authenticated
 // request is closed (connections of clients without the password, stalled
@@ -51,21 +60,23 @@ func connectionsFor(nofile uint64) int {
 // authenticated is the new one closed.
 type connLimiter struct {
 	net.Listener
-	max int
+	max, maxUntrusted int
 	// shed is told of each connection closed at the cap: evicted (an old
 	// one made room) or refused (the new one).
 	shed func(reason string)
 
-	mu    sync.Mutex
-	conns list.List // of *trackedConn, oldest first
+	mu        sync.Mutex
+	conns     list.List // of *trackedConn, oldest first
+	untrusted int       // of conns, those not trusted
 }
 
-// newConnLimiter caps ln at max connections.
-func newConnLimiter(ln net.Listener, max int, shed func(reason string)) *connLimiter {
+// newConnLimiter caps ln at max connections, maxUntrusted of them not
+// authenticated.
+func newConnLimiter(ln net.Listener, max, maxUntrusted int, shed func(reason string)) *connLimiter {
 	if shed == nil {
 		shed = func(string) {}
 	}
-	return &connLimiter{Listener: ln, max: max, shed: shed}
+	return &connLimiter{Listener: ln, max: max, maxUntrusted: min(maxUntrusted, max), shed: shed}
 }
 
 // Accept returns the next connection, making room for it at the cap.
@@ -78,7 +89,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		tc := &trackedConn{Conn: c, l: l}
 		l.mu.Lock()
 		var victim *trackedConn
-		if l.conns.Len() >= l.max {
+		if l.conns.Len() >= l.max || l.untrusted >= l.maxUntrusted {
 			victim = l.oldestUntrusted()
 			if victim == nil {
 				l.mu.Unlock()
@@ -86,10 +97,10 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 				l.shed("refused")
 				continue
 			}
-			l.conns.Remove(victim.elem)
-			victim.elem = nil
+			l.remove(victim)
 		}
 		tc.elem = l.conns.PushBack(tc)
+		l.untrusted++
 		l.mu.Unlock()
 		if victim != nil {
 			_ = victim.Conn.Close()
@@ -109,6 +120,18 @@ func (l *connLimiter) oldestUntrusted() *trackedConn {
 	return nil
 }
 
+// remove stops counting tc; l.mu is held.
+func (l *connLimiter) remove(tc *trackedConn) {
+	if tc.elem == nil {
+		return
+	}
+	l.conns.Remove(tc.elem)
+	tc.elem = nil
+	if !tc.trusted.Load() {
+		l.untrusted--
+	}
+}
+
 // Open returns the number of connections open.
 func (l *connLimiter) Open() int {
 	l.mu.Lock()
@@ -116,21 +139,43 @@ func (l *connLimiter) Open() int {
 	return l.conns.Len()
 }
 
+// Unauthenticated returns the number of connections open that never
+// carried an authenticated request.
+func (l *connLimiter) Unauthenticated() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.untrusted
+}
+
 // trackedConn is a connection counted by a connLimiter.
 type trackedConn struct {
 	net.Conn
 	l       *connLimiter
 	elem    *list.Element // nil once it no longer counts
-	trusted atomic.Bool
+	trusted atomic.Bool   // set under l.mu, read without it
+}
+
+// trust marks the connection authenticated: it is no longer evicted, nor
+// counted against the cap of unauthenticated connections.
+func (c *trackedConn) trust() {
+	if c.trusted.Load() {
+		return
+	}
+	c.l.mu.Lock()
+	defer c.l.mu.Unlock()
+	if c.trusted.Load() {
+		return
+	}
+	c.trusted.Store(true)
+	if c.elem != nil {
+		c.l.untrusted--
+	}
 }
 
 // Close stops counting the connection and closes it.
 func (c *trackedConn) Close() error {
 	c.l.mu.Lock()
-	if c.elem != nil {
-		c.l.conns.Remove(c.elem)
-		c.elem = nil
-	}
+	c.l.remove(c)
 	c.l.mu.Unlock()
 	return c.Conn.Close()
 }
@@ -158,9 +203,9 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 }
 
 // markAuthenticated trusts the connection of a request that authenticated
-// (handlers.Deps.Authenticated): it is no longer evicted at the cap.
+// (handlers.Deps.Authenticated): it is no longer evicted at the caps.
 func markAuthenticated(ctx context.Context) {
 	if tc, ok := ctx.Value(connKey{}).(*trackedConn); ok {
-		tc.trusted.Store(true)
+		tc.trust()
 	}
 }

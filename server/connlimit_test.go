@@ -29,7 +29,7 @@ func TestConnLimiter(t *testing.T) {
 		t.Fatal(err)
 	}
 	var shed []string
-	l := newConnLimiter(inner, 2, func(reason string) { shed = append(shed, reason) })
+	l := newConnLimiter(inner, 2, 2, func(reason string) { shed = append(shed, reason) })
 	defer l.Close()
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", inner.Addr().String())
@@ -56,7 +56,7 @@ func TestConnLimiter(t *testing.T) {
 
 	a, aServer := dial(), accept()
 	b, bServer := dial(), accept()
-	bServer.trusted.Store(true)
+	bServer.trust()
 	c := dial()
 	cServer := accept() // a, the oldest untrusted, makes room
 	if !closed(a) || l.Open() != 2 || len(shed) != 1 || shed[0] != "evicted" {
@@ -66,7 +66,7 @@ func TestConnLimiter(t *testing.T) {
 	if l.Open() != 2 {
 		t.Fatalf("open %d after closing an evicted connection, want 2", l.Open())
 	}
-	cServer.trusted.Store(true)
+	cServer.trust()
 	// d finds only authenticated connections: it is closed, and the
 	// listener waits for the next one.
 	d := dial()
@@ -88,4 +88,57 @@ func TestConnLimiter(t *testing.T) {
 		t.Errorf("shed %v, want a refusal", shed)
 	}
 	_, _ = e, eServer
+}
+
+// TestConnLimiterUnauthenticated: at most maxUntrusted connections that
+// never authenticated are open; a new one closes the oldest of them, and an
+// authenticated connection no longer counts.
+func TestConnLimiterUnauthenticated(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shed []string
+	l := newConnLimiter(inner, 10, 2, func(reason string) { shed = append(shed, reason) })
+	defer l.Close()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	accept := func() *trackedConn {
+		c, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.(*trackedConn)
+	}
+	closed := func(c net.Conn) bool {
+		_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, err := c.Read(make([]byte, 1))
+		return err == io.EOF
+	}
+	a, _ := dial(), accept()
+	b, bServer := dial(), accept()
+	c, cServer := dial(), accept() // a, the oldest unauthenticated, makes room
+	if !closed(a) || len(shed) != 1 || shed[0] != "evicted" {
+		t.Fatalf("a closed %v, shed %v; want a evicted", closed(a), shed)
+	}
+	bServer.trust()
+	bServer.trust() // trusting twice counts once
+	d, _ := dial(), accept()
+	if l.Open() != 3 || l.Unauthenticated() != 2 || len(shed) != 1 {
+		t.Fatalf("open %d, unauthenticated %d, shed %v after b authenticated and d came; want 3, 2, one eviction", l.Open(), l.Unauthenticated(), shed)
+	}
+	e, _ := dial(), accept() // c makes room, not b
+	if !closed(c) || closed(b) || closed(d) || closed(e) {
+		t.Fatal("want c evicted and b, d, e open")
+	}
+	_ = cServer.Close() // net/http closing the evicted one changes nothing
+	if l.Open() != 3 || l.Unauthenticated() != 2 {
+		t.Errorf("open %d, unauthenticated %d, want 3 and 2", l.Open(), l.Unauthenticated())
+	}
 }

@@ -269,7 +269,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		stamp := stampConnAge(s.cfg.MaxConnectionAge)
 		srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context { return stamp(withConn(ctx, c), c) }
 	}
-	limited := newConnLimiter(ln, s.cfg.MaxConnections, func(reason string) {
+	limited := newConnLimiter(ln, s.cfg.MaxConnections, s.cfg.MaxUnauthenticatedConnections, func(reason string) {
 		if s.metrics != nil {
 			s.metrics.ConnectionShed(reason)
 		}

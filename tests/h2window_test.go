@@ -236,3 +236,57 @@ func TestH2CUnreadBodiesNotHeld(t *testing.T) {
 		t.Errorf("gorender ran out of memory:\n%s", tail(out, 2000))
 	}
 }
+
+// TestUnauthenticatedConnectionCap: at most
+// RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS connections that never
+// authenticated are open: 100 h2c connections of a client without the
+// password leave 40 open, the oldest closed for the newest, while an h2c
+// connection that authenticated before them keeps rendering. Each such
+// connection may buffer 1 MiB of body, so their number bounds the memory
+// clients without the password can cost (README, Limits).
+func TestUnauthenticatedConnectionCap(t *testing.T) {
+	t.Parallel()
+	const capped, attackers = 40, 100
+	s := startServer(t, map[string]string{"RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS": strconv.Itoa(capped)})
+	id := newID("u")
+	s.upload(t, map[string]string{id: markerBundle("authenticated")}, nil)
+	renderOn := func(rails *h2cAttacker, stream uint32) {
+		t.Helper()
+		header := map[string]string{"content-type": gemclient.RawJSContentType,
+			"authorization": "Bearer " + testPassword, "x-react-on-rails-pro-protocol-version": "2.0.0"}
+		err := rails.request(stream, "POST", "/bundles/"+id+"/render/d", header, []byte("MARKER"))
+		var status, body string
+		if err == nil {
+			status, err = rails.awaitAnswer(stream)
+		}
+		if err == nil {
+			body, err = rails.readBody(stream)
+		}
+		if err != nil || status != "200" || body != "authenticated" {
+			t.Fatalf("render on the authenticated connection, stream %d: status %q, body %q, err %v", stream, status, body, err)
+		}
+	}
+	rails, err := dialH2C(t, s, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renderOn(rails, 1)
+	for i := range attackers {
+		// Each returns once the server accepted the connection and sent
+		// its SETTINGS, so the eviction for it has happened.
+		if _, err := dialH2C(t, s, 0); err != nil {
+			t.Fatalf("attacker %d: %v", i, err)
+		}
+	}
+	_ = rails.conn.SetDeadline(time.Now().Add(requestTimeout))
+	renderOn(rails, 3)
+	body := s.get(t, transports[1], "GET", "/metrics").Body
+	// Open: the authenticated h2c and upload connections, and at most the
+	// cap of others (the attackers and the scrape's own connection).
+	if open := metricIn(body, "gorender_connections_open"); open > capped+2 {
+		t.Errorf("gorender_connections_open = %v with %d attacking connections, want at most %d", open, attackers, capped+2)
+	}
+	if evicted := metricIn(body, `gorender_connections_shed_total{reason="evicted"}`); evicted < attackers-capped {
+		t.Errorf("%v connections evicted, want at least %d", evicted, attackers-capped)
+	}
+}

@@ -187,6 +187,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_BODY_READ_TIMEOUT" $c.bodyReadTimeout)
   (list "RENDERER_AUTH_TIMEOUT" $c.authTimeout)
   (list "RENDERER_MAX_CONNECTIONS" $c.maxConnections)
+  (list "RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS" $c.maxUnauthenticatedConnections)
   (list "RENDERER_MAX_BODY_SIZE" $c.maxBodySize)
   (list "RENDERER_MAX_FIELD_SIZE" $c.maxFieldSize)
   (list "RENDERER_MAX_PARTS" $c.maxParts)

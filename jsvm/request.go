@@ -31,10 +31,11 @@ type Updates struct {
 	// chunk that threw: bad chunks are reported and skipped.
 	Failed func(up Update, message string)
 
-	mu     sync.Mutex
-	queue  []Update
-	closed bool
-	notify func() // set by the engine while a render consumes the updates
+	mu      sync.Mutex
+	queue   []Update
+	closed  bool
+	notify  func() // set by the engine while a render consumes the updates
+	arrival func() // set by the worker: the stream's idle watchdog
 }
 
 // NewUpdates returns an empty, open queue.
@@ -51,11 +52,20 @@ func (u *Updates) Push(up Update) error {
 		return errUpdatesClosed
 	}
 	u.queue = append(u.queue, up)
+	u.notifyLocked()
+	u.mu.Unlock()
+	return nil
+}
+
+// notifyLocked tells the engine and the watchdog that updates arrived or
+// the queue closed; u.mu is held.
+func (u *Updates) notifyLocked() {
+	if u.arrival != nil {
+		u.arrival()
+	}
 	if u.notify != nil {
 		u.notify()
 	}
-	u.mu.Unlock()
-	return nil
 }
 
 // Close marks the request's end; final, when non-nil (the request's
@@ -70,9 +80,7 @@ func (u *Updates) Close(final *Update) {
 		u.queue = append(u.queue, *final)
 	}
 	u.closed = true
-	if u.notify != nil {
-		u.notify()
-	}
+	u.notifyLocked()
 	u.mu.Unlock()
 }
 
@@ -84,6 +92,16 @@ func (u *Updates) Take() ([]Update, bool) {
 	q := u.queue
 	u.queue = nil
 	return q, u.closed
+}
+
+// OnArrival attaches (fn) or detaches (nil) a watcher of the queue: fn is
+// called, from the pushing goroutine and under the queue's lock (it must
+// not block), whenever an update is queued or the queue closes. The worker
+// counts arrivals as a stream's activity, whatever its JavaScript does.
+func (u *Updates) OnArrival(fn func()) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.arrival = fn
 }
 
 // SetNotify attaches (fn) or detaches (nil) the render consuming the

@@ -31,6 +31,10 @@ import (
 //	spin           runs until interrupted
 //	stuck          ignores its interrupt until the engine is unstuck
 //	hoard          allocates Go heap until interrupted
+//	stream-spin    starts a stream, writes "first", then runs until interrupted
+//	stream-write   starts a stream, writes "chunk" and ends it
+//	stream-updates starts a stream and takes the request's updates, writing
+//	               nothing, until their queue closes (or it is interrupted)
 type fakeEngine struct {
 	mu      sync.Mutex
 	unstuck chan struct{} // closed by unstick
@@ -138,6 +142,42 @@ func (r *fakeRuntime) Eval(ctx context.Context, code string, req *jsvm.Request) 
 	case "stuck":
 		<-r.engine.unstuck
 		return interrupted()
+	case "stream-spin":
+		if err := req.Sink.Start(); err != nil {
+			return jsvm.Result{}, err
+		}
+		if err := req.Sink.Write([]byte("first")); err != nil {
+			return jsvm.Result{}, err
+		}
+		<-ctx.Done()
+		return interrupted()
+	case "stream-write":
+		if err := req.Sink.Start(); err != nil {
+			return jsvm.Result{}, err
+		}
+		return jsvm.Result{Streamed: true}, req.Sink.Write([]byte("chunk"))
+	case "stream-updates":
+		if err := req.Sink.Start(); err != nil {
+			return jsvm.Result{}, err
+		}
+		notified := make(chan struct{}, 1)
+		req.Updates.SetNotify(func() {
+			select {
+			case notified <- struct{}{}:
+			default:
+			}
+		})
+		defer req.Updates.SetNotify(nil)
+		for {
+			select {
+			case <-notified:
+				if _, closed := req.Updates.Take(); closed {
+					return jsvm.Result{Streamed: true}, nil
+				}
+			case <-ctx.Done():
+				return interrupted()
+			}
+		}
 	case "hoard":
 		for ctx.Err() == nil {
 			r.hoard = append(r.hoard, make([]byte, 1<<20))

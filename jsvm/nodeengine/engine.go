@@ -573,7 +573,7 @@ type program struct {
 	name   string
 	file   string // the file name stack traces and __filename show
 	dir    string // the bundle's directory (fs, require), "" when not on disk
-	source []byte
+	source string
 
 	mu     sync.Mutex
 	refs   int  // runtimes that loaded it
@@ -591,7 +591,7 @@ func (prg *program) live() bool {
 // Compile implements jsvm.Engine. The bundle is only parsed by V8 when a
 // process loads it: a syntax error fails the load.
 func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
-	prg := &program{key: fmt.Sprintf("p%d", nextProgramKey.Add(1)), name: name, file: name + ".js", source: []byte(source)}
+	prg := &program{key: fmt.Sprintf("p%d", nextProgramKey.Add(1)), name: name, file: name + ".js", source: source}
 	if e.cfg.SupportModules && path != "" {
 		if abs, err := filepath.Abs(path); err == nil {
 			prg.file, prg.dir = abs, filepath.Dir(abs)
@@ -682,6 +682,6 @@ func (e *Engine) unloadUnused(p *proc) {
 	}
 	e.mu.Unlock()
 	for _, prg := range gone {
-		_ = p.send(&header{T: "unload", B: prg.key}, nil)
+		_ = p.send(&header{T: "unload", B: prg.key}, "")
 	}
 }

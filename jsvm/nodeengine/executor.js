@@ -51,7 +51,8 @@ function writeAll(buf) {
 }
 
 // send writes one frame; body is a string, a Buffer, a typed array or an
-// ArrayBuffer (or absent). Small frames go out in one write.
+// ArrayBuffer (or absent). The frame goes out in one write, so that
+// gorender wakes once for it: the header alone would wake it for nothing.
 function send(header, body) {
   const h = JSON.stringify(header);
   const hlen = Buffer.byteLength(h);
@@ -67,22 +68,13 @@ function send(header, body) {
     bodyBuf = Buffer.from(body);
     blen = bodyBuf.length;
   }
-  if (blen <= 1 << 16) {
-    const buf = Buffer.allocUnsafe(8 + hlen + blen);
-    buf.writeUInt32LE(hlen, 0);
-    buf.writeUInt32LE(blen, 4);
-    buf.write(h, 8);
-    if (typeof body === 'string') buf.write(body, 8 + hlen);
-    else if (bodyBuf) bodyBuf.copy(buf, 8 + hlen);
-    writeAll(buf);
-    return;
-  }
-  const pre = Buffer.allocUnsafe(8 + hlen);
-  pre.writeUInt32LE(hlen, 0);
-  pre.writeUInt32LE(blen, 4);
-  pre.write(h, 8);
-  writeAll(pre);
-  writeAll(typeof body === 'string' ? Buffer.from(body) : bodyBuf);
+  const buf = Buffer.allocUnsafe(8 + hlen + blen);
+  buf.writeUInt32LE(hlen, 0);
+  buf.writeUInt32LE(blen, 4);
+  buf.write(h, 8);
+  if (typeof body === 'string') buf.write(body, 8 + hlen);
+  else if (bodyBuf) bodyBuf.copy(buf, 8 + hlen);
+  writeAll(buf);
 }
 
 // bug reports an executor fault and exits: gorender logs the line, answers

@@ -105,26 +105,17 @@ const (
 // errProtocol marks a frame the executor should never have sent.
 var errProtocol = errors.New("executor protocol error")
 
-// writeFrame encodes one frame; the caller serializes writes.
-func writeFrame(w io.Writer, h *header, body []byte) error {
+// frameHead encodes the lengths and the header of a frame whose body is
+// bodyLen bytes long; the body follows it on the pipe.
+func frameHead(h *header, bodyLen int) ([]byte, error) {
 	hb, err := json.Marshal(h)
 	if err != nil {
-		return fmt.Errorf("encode %s frame: %w", h.T, err)
+		return nil, fmt.Errorf("encode %s frame: %w", h.T, err)
 	}
-	buf := make([]byte, 8, 8+len(hb)+min(len(body), 1<<16))
+	buf := make([]byte, 8, 8+len(hb))
 	binary.LittleEndian.PutUint32(buf[0:4], uint32(len(hb)))
-	binary.LittleEndian.PutUint32(buf[4:8], uint32(len(body)))
-	buf = append(buf, hb...)
-	if len(body) <= 1<<16 {
-		buf = append(buf, body...)
-		_, err = w.Write(buf)
-		return err
-	}
-	if _, err := w.Write(buf); err != nil {
-		return err
-	}
-	_, err = w.Write(body)
-	return err
+	binary.LittleEndian.PutUint32(buf[4:8], uint32(bodyLen))
+	return append(buf, hb...), nil
 }
 
 // readFrame reads one frame. io.EOF means the executor closed its end

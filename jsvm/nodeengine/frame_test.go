@@ -6,8 +6,24 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"os"
+	"strings"
 	"testing"
+	"time"
 )
+
+// writeFrame writes a frame as send does, to any writer.
+func writeFrame(w io.Writer, h *header, body []byte) error {
+	head, err := frameHead(h, len(body))
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	_, err = w.Write(body)
+	return err
+}
 
 func TestFrameRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
@@ -88,5 +104,50 @@ func TestReadFrameBounds(t *testing.T) {
 		if !errors.Is(err, errProtocol) {
 			t.Errorf("%s: %v, want a protocol error", tc.name, err)
 		}
+	}
+}
+
+// TestWritePartsThroughAPipe: a frame several times the pipe's size
+// crosses whole, header then body, while the reader takes it slowly (the
+// writer waits for room, as it does for an executor busy rendering).
+func TestWritePartsThroughAPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	setPipeSize(w)
+	body := strings.Repeat("0123456789é", 3<<20/12)
+	head, err := frameHead(&header{T: "render", R: 1}, len(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- writeParts(w, head, body)
+		w.Close()
+	}()
+	var got bytes.Buffer
+	buf := make([]byte, 50_000)
+	for {
+		n, err := r.Read(buf)
+		got.Write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // a slow reader: the writer finds the pipe full
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	f, err := readFrame(bufio.NewReader(&got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.h.T != "render" || string(f.body) != body {
+		t.Fatalf("got a %q frame of %d bytes, want render of %d", f.h.T, len(f.body), len(body))
 	}
 }

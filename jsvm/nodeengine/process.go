@@ -78,6 +78,8 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		inW.Close()
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
+	setPipeSize(inW)
+	setPipeSize(outR)
 	p := &proc{
 		slot:     slot,
 		in:       inW,
@@ -130,7 +132,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		ConsoleMaxBytes: e.cfg.ConsoleMaxBytes,
 		ErrorTextMax:    jsvm.MaxErrorTextLength,
 	}}
-	if err := p.send(init, []byte(jsenv.Env)); err != nil {
+	if err := p.send(init, jsenv.Env); err != nil {
 		p.kill(reasonStart)
 		return nil, fmt.Errorf("node process %d: send init: %w", p.pid, p.death())
 	}
@@ -182,10 +184,14 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 }
 
 // send writes one frame to the child.
-func (p *proc) send(h *header, body []byte) error {
+func (p *proc) send(h *header, body string) error {
+	head, err := frameHead(h, len(body))
+	if err != nil {
+		return err
+	}
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
-	if err := writeFrame(p.in, h, body); err != nil {
+	if err := writeParts(p.in, head, body); err != nil {
 		return fmt.Errorf("write %s frame: %w", h.T, err)
 	}
 	return nil

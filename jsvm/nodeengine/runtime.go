@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/gorender/gorender/jsvm"
 )
@@ -190,7 +191,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 
 	rn.id = r.eng.nextRender.Add(1)
 	h := &header{T: "render", R: rn.id, B: r.prg.key, Set: set, Sink: req.Sink != nil, Updates: req.Updates != nil, Host: rn.hostEntries()}
-	if err := p.send(h, []byte(rn.code)); err != nil {
+	if err := p.send(h, rn.code); err != nil {
 		return rn.lost()
 	}
 	r.eng.rendered(p)
@@ -234,7 +235,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 			idle.Stop()
 			idleC = nil
 		}
-		if err := p.send(&header{T: "cancel", R: rn.id, Why: why}, nil); err != nil {
+		if err := p.send(&header{T: "cancel", R: rn.id, Why: why}, ""); err != nil {
 			p.kill(reasonUnresponsive)
 		}
 		graceC = time.After(cancelGrace)
@@ -306,13 +307,13 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 				seq++
 				pending[seq] = up
 				touch()
-				if err := p.send(&header{T: "update", R: rn.id, N: seq, ID: up.BundleID}, []byte(up.Code)); err != nil {
+				if err := p.send(&header{T: "update", R: rn.id, N: seq, ID: up.BundleID}, up.Code); err != nil {
 					p.kill(reasonUnresponsive)
 				}
 			}
 			if closed && !updatesClosed {
 				updatesClosed = true
-				if err := p.send(&header{T: "close", R: rn.id}, nil); err != nil {
+				if err := p.send(&header{T: "close", R: rn.id}, ""); err != nil {
 					p.kill(reasonUnresponsive)
 				}
 			}
@@ -379,7 +380,10 @@ func (rn *render) answer(f frame) (jsvm.Result, error) {
 	code := rn.code
 	switch f.h.Kind {
 	case "body":
-		return jsvm.Result{Body: string(f.body)}, nil
+		// The body was allocated for this frame alone (readFrame) and
+		// nothing writes to it: the answer takes it without a copy (a
+		// large page's answer is megabytes).
+		return jsvm.Result{Body: unsafe.String(unsafe.SliceData(f.body), len(f.body))}, nil
 	case "streamed":
 		return jsvm.Result{Streamed: true}, nil
 	case "nil":

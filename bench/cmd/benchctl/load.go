@@ -21,6 +21,9 @@ import (
 type loadResult struct {
 	rps, p50, p99    float64
 	requests, failed int
+	// cpu is what the server's process tree spent in the measured window
+	// (after the warm-up), user and system time.
+	cpu time.Duration
 }
 
 var rawHeaders = []string{
@@ -40,7 +43,7 @@ var (
 
 func secs(d time.Duration) string { return strconv.Itoa(int(d.Round(time.Second)/time.Second)) + "s" }
 
-func h2load(c config, url, body string, workers int, warmup, duration time.Duration) (loadResult, error) {
+func h2load(c config, server int, url, body string, workers int, warmup, duration time.Duration) (loadResult, error) {
 	logFile := filepath.Join(c.outDir, "h2load.log")
 	_ = os.Remove(logFile)
 	args := []string{"-c", c.loadCPUs, "h2load", "-c", strconv.Itoa(c.conns), "-m", "1", "-t", "1",
@@ -49,11 +52,20 @@ func h2load(c config, url, body string, workers int, warmup, duration time.Durat
 		args = append(args, "-H", h)
 	}
 	args = append(args, url)
+	// h2load measures after its warm-up, in the same run: the server's CPU
+	// is read when the warm-up ends.
+	cpuAtStart := make(chan time.Duration, 1)
+	timer := time.AfterFunc(warmup, func() { cpuAtStart <- treeCPU(server) })
 	out, err := exec.Command("taskset", args...).CombinedOutput()
+	cpuAtEnd := treeCPU(server)
+	if timer.Stop() {
+		cpuAtStart <- cpuAtEnd
+	}
+	var lr loadResult
+	lr.cpu = cpuAtEnd - <-cpuAtStart
 	if err != nil {
 		return loadResult{}, fmt.Errorf("h2load: %v\n%s", err, out)
 	}
-	var lr loadResult
 	text := string(out)
 	m := h2loadRPS.FindStringSubmatch(text)
 	if m == nil {
@@ -121,7 +133,7 @@ var (
 	wrkLatency = regexp.MustCompile(`(?m)^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
 )
 
-func wrk(c config, url, body string, warmup, duration time.Duration) (loadResult, error) {
+func wrk(c config, server int, url, body string, warmup, duration time.Duration) (loadResult, error) {
 	script := filepath.Join(c.outDir, "post.lua")
 	var lua strings.Builder
 	lua.WriteString("wrk.method = \"POST\"\n")
@@ -139,12 +151,14 @@ func wrk(c config, url, body string, warmup, duration time.Duration) (loadResult
 			return loadResult{}, fmt.Errorf("wrk warm-up: %v\n%s", err, out)
 		}
 	}
+	cpuAtStart := treeCPU(server)
 	out, err := exec.Command("taskset", append(base, "--latency", "-d", secs(duration), url)...).CombinedOutput()
 	if err != nil {
 		return loadResult{}, fmt.Errorf("wrk: %v\n%s", err, out)
 	}
 	text := string(out)
 	var lr loadResult
+	lr.cpu = treeCPU(server) - cpuAtStart
 	m := wrkRPS.FindStringSubmatch(text)
 	if m == nil {
 		return lr, fmt.Errorf("wrk output: %s", text)

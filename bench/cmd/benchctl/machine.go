@@ -83,6 +83,44 @@ func vmRSS(pid int) float64 {
 	return 0
 }
 
+// ---- CPU ----------------------------------------------------------------------
+
+// treeCPU is the user and system time of pid and its descendants so far,
+// with the children they already reaped (a Node.js process gorender
+// replaced, a cluster worker that exited).
+func treeCPU(pid int) time.Duration {
+	var ticks int64
+	for _, p := range descendants(pid) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		// Fields after the command (which may hold spaces): utime, stime,
+		// cutime and cstime are the 14th to 17th of the line.
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 15 {
+			continue
+		}
+		for _, x := range f[11:15] {
+			n, _ := strconv.ParseInt(x, 10, 64)
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times: 100
+// on every Linux platform gorender builds for.
+const clockTicks = 100
+
+func cpuPerRequest(cpu time.Duration, requests int) float64 {
+	if requests == 0 {
+		return 0
+	}
+	return float64(cpu.Microseconds()) / 1000 / float64(requests)
+}
+
 // ---- Machine ------------------------------------------------------------------
 
 func cpuCount() int {

@@ -52,15 +52,16 @@ func cellBundles(c config, variant string, w bench.Workload, bundle string, work
 	body := filepath.Join(c.outDir, w.Name+".js")
 	sampler := startRSSSampler(s.pid())
 	each := max(c.duration/time.Duration(n), time.Second)
-	var total time.Duration
+	var total, cpu time.Duration
 	for _, id := range ids {
 		url := fmt.Sprintf("http://127.0.0.1:%d/bundles/%s/render/bench", s.port, id)
-		lr, err := h2load(c, url, body, workers, c.warmup/time.Duration(n), each)
+		lr, err := h2load(c, s.pid(), url, body, workers, c.warmup/time.Duration(n), each)
 		if err != nil {
 			res.RSSMB = sampler.stop()
 			return res, err
 		}
 		res.Requests += lr.requests
+		cpu += lr.cpu
 		res.Failed += lr.failed
 		res.P50ms = max(res.P50ms, lr.p50)
 		res.P99ms = max(res.P99ms, lr.p99)
@@ -68,6 +69,7 @@ func cellBundles(c config, variant string, w bench.Workload, bundle string, work
 	}
 	res.RSSMB = sampler.stop()
 	res.RPS = float64(res.Requests) / total.Seconds()
+	res.CPUms = cpuPerRequest(cpu, res.Requests)
 	if res.Failed > 0 {
 		res.Note = fmt.Sprintf("%s %d failed requests", res.Note, res.Failed)
 	}

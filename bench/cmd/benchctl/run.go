@@ -28,6 +28,11 @@ type result struct {
 	P50ms    float64 `json:"p50_ms"`
 	P99ms    float64 `json:"p99_ms"`
 	RSSMB    float64 `json:"peak_rss_mb"`
+	// CPUms is the server's CPU time (its process tree: gorender and its
+	// Node.js processes, or Node's cluster) per completed request in the
+	// measured window: unlike req/s, it barely moves with other load on
+	// the machine.
+	CPUms    float64 `json:"cpu_ms_per_request"`
 	Requests int     `json:"requests"`
 	Failed   int     `json:"failed"`
 	Note     string  `json:"note,omitempty"`
@@ -142,8 +147,8 @@ func run(c config) error {
 						}
 					}
 					rep.Results = append(rep.Results, res)
-					fmt.Printf("run %d  %-7s %-6s %-12s %9.1f req/s  p50 %8.2f ms  p99 %8.2f ms  peak RSS %7.1f MB  %s\n",
-						r, wn, proto, v, res.RPS, res.P50ms, res.P99ms, res.RSSMB, res.Note)
+					fmt.Printf("run %d  %-7s %-6s %-12s %9.1f req/s  p50 %8.2f ms  p99 %8.2f ms  peak RSS %7.1f MB  CPU %7.3f ms/req  %s\n",
+						r, wn, proto, v, res.RPS, res.P50ms, res.P99ms, res.RSSMB, res.CPUms, res.Note)
 				}
 			}
 		}
@@ -168,8 +173,8 @@ func run(c config) error {
 					}
 					res.Workload, res.Proto, res.Workers, res.Run = "mem4-"+wn, "h2c", c.memWorkers, r
 					rep.Results = append(rep.Results, res)
-					fmt.Printf("run %d  mem4-%-6s h2c   %-12s %9.1f req/s  p50 %8.2f ms  p99 %8.2f ms  peak RSS %7.1f MB  %s\n",
-						r, wn, v, res.RPS, res.P50ms, res.P99ms, res.RSSMB, res.Note)
+					fmt.Printf("run %d  mem4-%-6s h2c   %-12s %9.1f req/s  p50 %8.2f ms  p99 %8.2f ms  peak RSS %7.1f MB  CPU %7.3f ms/req  %s\n",
+						r, wn, v, res.RPS, res.P50ms, res.P99ms, res.RSSMB, res.CPUms, res.Note)
 				}
 			}
 		}
@@ -180,8 +185,8 @@ func run(c config) error {
 					return fmt.Errorf("%s %s run %d: %w", res.Workload, v, r, err)
 				}
 				rep.Results = append(rep.Results, res)
-				fmt.Printf("run %d  %s h2c   %-12s %9.1f req/s  p50 %8.2f ms  p99 %8.2f ms  peak RSS %7.1f MB  %s\n",
-					r, res.Workload, v, res.RPS, res.P50ms, res.P99ms, res.RSSMB, res.Note)
+				fmt.Printf("run %d  %s h2c   %-12s %9.1f req/s  p50 %8.2f ms  p99 %8.2f ms  peak RSS %7.1f MB  CPU %7.3f ms/req  %s\n",
+					r, res.Workload, v, res.RPS, res.P50ms, res.P99ms, res.RSSMB, res.CPUms, res.Note)
 			}
 		}
 		for r := 1; r <= c.coldRuns; r++ {
@@ -273,15 +278,16 @@ func cell(c config, variant, proto string, w bench.Workload, bundle string, work
 	sampler := startRSSSampler(s.pid())
 	var lr loadResult
 	if proto == "h2c" {
-		lr, err = h2load(c, url, body, workers, warmup, duration)
+		lr, err = h2load(c, s.pid(), url, body, workers, warmup, duration)
 	} else {
-		lr, err = wrk(c, url, body, warmup, duration)
+		lr, err = wrk(c, s.pid(), url, body, warmup, duration)
 	}
 	res.RSSMB = sampler.stop()
 	if err != nil {
 		return res, err
 	}
 	res.RPS, res.P50ms, res.P99ms, res.Requests, res.Failed = lr.rps, lr.p50, lr.p99, lr.requests, lr.failed
+	res.CPUms = cpuPerRequest(lr.cpu, lr.requests)
 	if lr.requests == 0 {
 		res.Note = strings.TrimSpace(res.Note + fmt.Sprintf(" no request completed in %v", duration))
 	}

@@ -39,13 +39,13 @@ func renderTable(c config, rep *report) string {
 		groups[k] = append(groups[k], r)
 	}
 	type agg struct {
-		rps, p50, p99, rss float64
-		runs               int
-		note               string
+		rps, p50, p99, rss, cpu float64
+		runs                    int
+		note                    string
 	}
 	med := map[cellKey]agg{}
 	for k, rs := range groups {
-		var rps, p50, p99, rss []float64
+		var rps, p50, p99, rss, cpu []float64
 		var notes []string
 		for _, r := range rs {
 			if r.Note != "" && !slices.Contains(notes, r.Note) {
@@ -53,12 +53,15 @@ func renderTable(c config, rep *report) string {
 			}
 			if r.RPS > 0 {
 				rps, p50, p99, rss = append(rps, r.RPS), append(p50, r.P50ms), append(p99, r.P99ms), append(rss, r.RSSMB)
+				if r.CPUms > 0 {
+					cpu = append(cpu, r.CPUms)
+				}
 			}
 		}
-		med[k] = agg{median(rps), median(p50), median(p99), median(rss), len(rps), strings.Join(notes, "; ")}
+		med[k] = agg{median(rps), median(p50), median(p99), median(rss), median(cpu), len(rps), strings.Join(notes, "; ")}
 	}
-	b.WriteString("| workload | proto | server | req/s | p50 ms | p99 ms | peak RSS MB | req/s ÷ node | p50 ÷ node | p99 ÷ node | RSS ÷ node | runs | note |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	b.WriteString("| workload | proto | server | req/s | p50 ms | p99 ms | peak RSS MB | CPU ms/req | req/s ÷ node | p50 ÷ node | p99 ÷ node | RSS ÷ node | CPU ÷ node | runs | note |\n")
+	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	ratio := func(a, n float64) string {
 		if a == 0 || n == 0 {
 			return "—"
@@ -70,14 +73,14 @@ func renderTable(c config, rep *report) string {
 		n, hasNode := med[cellKey{k.workload, k.proto, "node"}]
 		row := []string{k.workload, k.proto, k.variant}
 		if a.runs == 0 {
-			row = append(row, "—", "—", "—", "—")
+			row = append(row, "—", "—", "—", "—", "—")
 		} else {
-			row = append(row, fmt.Sprintf("%.1f", a.rps), fmt.Sprintf("%.2f", a.p50), fmt.Sprintf("%.2f", a.p99), fmt.Sprintf("%.0f", a.rss))
+			row = append(row, fmt.Sprintf("%.1f", a.rps), fmt.Sprintf("%.2f", a.p50), fmt.Sprintf("%.2f", a.p99), fmt.Sprintf("%.0f", a.rss), fmt.Sprintf("%.3f", a.cpu))
 		}
 		if k.variant != "node" && hasNode {
-			row = append(row, ratio(a.rps, n.rps), ratio(a.p50, n.p50), ratio(a.p99, n.p99), ratio(a.rss, n.rss))
+			row = append(row, ratio(a.rps, n.rps), ratio(a.p50, n.p50), ratio(a.p99, n.p99), ratio(a.rss, n.rss), ratio(a.cpu, n.cpu))
 		} else {
-			row = append(row, "", "", "", "")
+			row = append(row, "", "", "", "", "")
 		}
 		row = append(row, strconv.Itoa(a.runs), a.note)
 		b.WriteString("| " + strings.Join(row, " | ") + " |\n")

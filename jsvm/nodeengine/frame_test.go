@@ -116,7 +116,7 @@ func TestWritePartsThroughAPipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	setPipeSize(w)
+	setPipeSize(w, requestPipeSize)
 	body := strings.Repeat("0123456789é", 3<<20/12)
 	head, err := frameHead(&header{T: "render", R: 1}, len(body))
 	if err != nil {

@@ -6,22 +6,34 @@ import (
 	"unsafe"
 )
 
-// pipeSize is the buffer gorender asks for each pipe to an executor
-// (F_SETPIPE_SZ; Linux's default is 64 KiB): a page of the bench's medium
-// size (a 137 KB rendering request, a 179 KB answer) crosses in one write
-// instead of three, each of which woke the other process. It is not
-// reserved memory: a pipe holds pages only while data waits in it. Kept
-// modest because the kernel counts pipe buffers per user
-// (fs.pipe-user-pages-soft); a refusal leaves the default.
-const pipeSize = 256 << 10
+// The pipes to an executor are larger than Linux's default 64 KiB
+// (F_SETPIPE_SZ), so that a page crosses in few writes, each of which
+// wakes the other process:
+//   - requests (gorender → executor) get requestPipeSize: a medium page's
+//     137 KB request crosses in one write instead of three. The executor is
+//     waiting for it, so it wakes at once for each part anyway.
+//   - answers (executor → gorender) get answerPipeSize. An executor whose
+//     answer fills the pipe stops until gorender has read it, and then waits
+//     for its turn on the CPU behind the processes still rendering: with 4
+//     processes on one CPU, a 1.8 MB answer that crossed in 64 KiB parts
+//     waited 28 times.
+//
+// Neither is reserved memory: a pipe holds pages only while data waits in
+// it. The kernel counts pipe sizes per user (fs.pipe-user-pages-soft,
+// 64 MiB by default: about 50 processes' worth); a refusal leaves the
+// default.
+const (
+	requestPipeSize = 256 << 10
+	answerPipeSize  = 1 << 20
+)
 
-// setPipeSize asks for pipeSize on the pipe of f, without changing f's
+// setPipeSize asks for size bytes on the pipe of f, without changing f's
 // mode (Fd would make it blocking).
-func setPipeSize(f *os.File) {
+func setPipeSize(f *os.File, size int) {
 	const fSetPipeSize = 1031 // F_SETPIPE_SZ
 	if rc, err := f.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) {
-			_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSize, pipeSize)
+			_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSize, uintptr(size))
 		})
 	}
 }

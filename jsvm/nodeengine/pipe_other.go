@@ -4,8 +4,13 @@ package nodeengine
 
 import "os"
 
+const (
+	requestPipeSize = 0
+	answerPipeSize  = 0
+)
+
 // setPipeSize keeps the system's pipe size outside Linux.
-func setPipeSize(f *os.File) {}
+func setPipeSize(f *os.File, size int) {}
 
 // writeParts writes head, then body, to the pipe f.
 func writeParts(f *os.File, head []byte, body string) error {

@@ -78,8 +78,8 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		inW.Close()
 		return nil, fmt.Errorf("pipe: %w", err)
 	}
-	setPipeSize(inW)
-	setPipeSize(outR)
+	setPipeSize(inW, requestPipeSize)
+	setPipeSize(outR, answerPipeSize)
 	p := &proc{
 		slot:     slot,
 		in:       inW,

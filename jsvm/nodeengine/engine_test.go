@@ -261,3 +261,27 @@ func TestLargeErrors(t *testing.T) {
 		t.Fatalf("%d processes started, want 1 (none replaced)", n)
 	}
 }
+
+// TestLargeFrames: a 30 MiB bundle, a 12 MiB rendering request and a
+// 20 MiB answer cross whole, in the many parts a pipe carries them in, and
+// the process keeps serving small pages after them. (The executor once
+// copied everything that had arrived of a frame again for each part: this
+// bundle's load took minutes.)
+func TestLargeFrames(t *testing.T) {
+	e, _ := newEngine(t, config{StubTimers: true})
+	rt := load(t, e, "big", "", "var x = 'ok'; /*"+strings.Repeat("0123456789abcdef", 30<<20/16)+"*/")
+	code := "/*" + strings.Repeat("fedcba9876543210", 12<<20/16) + "*/ x + ':' + 'é'.repeat(10 << 20)"
+	got, err := eval(t, rt, "big", code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ok:" + strings.Repeat("é", 10<<20); got != want {
+		t.Fatalf("answer of %d bytes, want %d", len(got), len(want))
+	}
+	if got := mustEval(t, rt, "big", `'<p>' + x + '</p>'`); got != "<p>ok</p>" {
+		t.Fatal(got)
+	}
+	if n := e.spawned.Load(); n != 1 {
+		t.Fatalf("%d processes started, want 1 (none replaced)", n)
+	}
+}

@@ -50,6 +50,25 @@ function writeAll(buf) {
   }
 }
 
+// Frames are built in, and read into, buffers kept from one frame to the
+// next up to keptBuffer bytes each (grown as needed, dropped back after a
+// larger frame): a fresh buffer for every page's request and answer cost
+// the process its pages' faults each time, which on a virtual machine are
+// slow.
+const keptBuffer = 4 << 20;
+const firstBuffer = 64 << 10;
+
+// grown is a buffer for size bytes: twice as large as buf as often as
+// needed (a frame that arrives in parts copies what came so far a few
+// times, not once a part).
+function grown(buf, size) {
+  let n = buf.length;
+  while (n < size) n *= 2;
+  return Buffer.allocUnsafeSlow(n);
+}
+
+let outBuf = Buffer.allocUnsafeSlow(firstBuffer);
+
 // send writes one frame; body is a string, a Buffer, a typed array or an
 // ArrayBuffer (or absent). The frame goes out in one write, so that
 // gorender wakes once for it: the header alone would wake it for nothing.
@@ -68,13 +87,16 @@ function send(header, body) {
     bodyBuf = Buffer.from(body);
     blen = bodyBuf.length;
   }
-  const buf = Buffer.allocUnsafe(8 + hlen + blen);
+  const size = 8 + hlen + blen;
+  let buf = outBuf;
+  if (size > keptBuffer) buf = Buffer.allocUnsafeSlow(size); // this frame's alone
+  else if (size > outBuf.length) buf = outBuf = grown(outBuf, size);
   buf.writeUInt32LE(hlen, 0);
   buf.writeUInt32LE(blen, 4);
   buf.write(h, 8);
   if (typeof body === 'string') buf.write(body, 8 + hlen);
   else if (bodyBuf) bodyBuf.copy(buf, 8 + hlen);
-  writeAll(buf);
+  writeAll(buf.subarray(0, size));
 }
 
 // bug reports an executor fault and exits: gorender logs the line, answers
@@ -92,36 +114,45 @@ function bug(what, err) {
 // ---- Frames in -----------------------------------------------------------
 
 const input = new net.Socket({ fd: IN_FD, readable: true, writable: false });
-let chunks = [];
-let buffered = 0;
+let inBuf = Buffer.allocUnsafeSlow(firstBuffer);
+let inLen = 0;
 
 input.on('data', onData);
 
+// onData takes what arrived and dispatches every whole frame in it. A
+// frame's body is a view into inBuf: dispatch reads it before returning.
 function onData(chunk) {
-  chunks.push(chunk);
-  buffered += chunk.length;
-  for (;;) {
-    if (buffered < 8) return;
-    let head = chunks[0];
-    if (head.length < 8) {
-      head = Buffer.concat(chunks);
-      chunks = [head];
-    }
-    const hlen = head.readUInt32LE(0);
-    const blen = head.readUInt32LE(4);
+  if (inLen + chunk.length > inBuf.length) {
+    const bigger = grown(inBuf, inLen + chunk.length);
+    inBuf.copy(bigger, 0, 0, inLen);
+    inBuf = bigger;
+  }
+  chunk.copy(inBuf, inLen);
+  inLen += chunk.length;
+  let off = 0;
+  while (inLen - off >= 8) {
+    const hlen = inBuf.readUInt32LE(off);
+    const blen = inBuf.readUInt32LE(off + 4);
     const total = 8 + hlen + blen;
-    if (buffered < total) return;
-    const all = chunks.length === 1 ? head : Buffer.concat(chunks);
-    const rest = all.subarray(total);
-    chunks = rest.length ? [rest] : [];
-    buffered = rest.length;
+    if (inLen - off < total) break;
     let header;
     try {
-      header = JSON.parse(all.toString('utf8', 8, 8 + hlen));
+      header = JSON.parse(inBuf.toString('utf8', off + 8, off + 8 + hlen));
     } catch (e) {
       bug('unreadable frame header', e);
     }
-    dispatch(header, all.subarray(8 + hlen, total));
+    const body = inBuf.subarray(off + 8 + hlen, off + total);
+    off += total;
+    dispatch(header, body);
+  }
+  if (off > 0) {
+    inBuf.copy(inBuf, 0, off, inLen);
+    inLen -= off;
+  }
+  if (inBuf.length > keptBuffer && inLen <= firstBuffer) {
+    const small = Buffer.allocUnsafeSlow(firstBuffer);
+    inBuf.copy(small, 0, 0, inLen);
+    inBuf = small;
   }
 }
 input.on('end', () => process.exit(0));
@@ -144,7 +175,7 @@ function pollInput() {
       return; // EAGAIN: nothing more now
     }
     if (n === 0) process.exit(0);
-    onData(Buffer.from(pollBuf.subarray(0, n)));
+    onData(pollBuf.subarray(0, n));
   }
 }
 input.on('error', () => process.exit(0));
@@ -164,21 +195,25 @@ function dispatch(h, body) {
       envScript = new vm.Script(body.toString('utf8'), { filename: 'gorender-env.js' });
       send({ t: 'ready', node: process.versions.node, pid: process.pid });
       return;
-    case 'load':
+    case 'load': {
       if (current || loading) bug('load while busy', h.b);
-      queueMicrotask(() => load(h, body.toString('utf8')));
+      const source = body.toString('utf8');
+      queueMicrotask(() => load(h, source));
       return;
+    }
     case 'unload':
       bundles.delete(h.b);
       return;
-    case 'render':
+    case 'render': {
       if (current || loading) bug('render while busy', h.r);
       current = new Render(h);
       // A render starts from a promise job, as in a Node server's async
       // handler: the request's own promise jobs run before process.nextTick
       // callbacks it queues.
-      queueMicrotask(() => current && current.id === h.r && current.start(body.toString('utf8')));
+      const code = body.toString('utf8');
+      queueMicrotask(() => current && current.id === h.r && current.start(code));
       return;
+    }
     case 'update':
       if (current && current.id === h.r) current.queueUpdate({ h, code: body.toString('utf8') });
       return;

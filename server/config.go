@@ -472,8 +472,8 @@ var settings = []setting{
 		Value: custom{read: parseMemoryLimit, format: showMemoryLimit},
 	},
 	{
-		Name: "GOMAXPROCS", DefaultDoc: "the CPU limit, at least `2`",
-		Doc:   "Go's own variable; when unset gorender runs at least two Ps even on one CPU: with one, network wake-ups and the collector wait behind the running render (p99 of a small page 74–108 ms against 17 ms, see Performance). Runtimes per bundle default to the CPUs, not to this",
+		Name: "GOMAXPROCS", DefaultDoc: "the CPU limit, at least `2` with goja and quickjs",
+		Doc:   "Go's own variable; when unset gorender runs at least two Ps even on one CPU with the in-process engines: with one, network wake-ups and the collector wait behind the running render (p99 of a small page 74–108 ms against 17 ms, see Performance). With `node` no render runs in gorender and a second P on one CPU only costs wake-ups (10–25% more CPU per request on gorender's side). Runtimes per bundle default to the CPUs, not to this",
 		Value: custom{read: parseProcs, format: func(c *Config) string { return strconv.Itoa(c.Procs) }},
 	},
 	{

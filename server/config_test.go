@@ -156,23 +156,24 @@ func TestGCPercent(t *testing.T) {
 	}
 }
 
-// TestMinProcs: without GOMAXPROCS gorender runs with at least two Ps; with
-// it, with the variable's number. LoadConfig only plans it.
+// TestMinProcs: without GOMAXPROCS gorender runs with at least two Ps, but
+// with the node engine with the CPUs; with it, with the variable's number.
+// LoadConfig only plans it.
 func TestMinProcs(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
 
 	for _, tc := range []struct {
-		procs string
-		want  int
-	}{{"", 2}, {"1", 1}, {"3", 3}} {
+		procs, engine string
+		want          int
+	}{{"", "", 2}, {"1", "", 1}, {"3", "", 3}, {"", "quickjs", 2}, {"", "node", 1}, {"3", "node", 3}} {
 		runtime.GOMAXPROCS(1)
-		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOMAXPROCS": tc.procs}), 0)
+		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOMAXPROCS": tc.procs, "RENDERER_JS_ENGINE": tc.engine}), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := runtime.GOMAXPROCS(0); c.Procs != tc.want || got != 1 {
-			t.Errorf("GOMAXPROCS=%q on one P: planned %d, runtime %d after LoadConfig; want %d planned and the runtime untouched (1)", tc.procs, c.Procs, got, tc.want)
+			t.Errorf("GOMAXPROCS=%q, engine %q on one P: planned %d, runtime %d after LoadConfig; want %d planned and the runtime untouched (1)", tc.procs, tc.engine, c.Procs, got, tc.want)
 		}
 		c.ApplyRuntime()
 		if got := runtime.GOMAXPROCS(0); got != tc.want {

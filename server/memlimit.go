@@ -83,12 +83,22 @@ func showGCPercent(c *Config) string {
 	return strconv.Itoa(c.GCPercent)
 }
 
-// minProcs is the fewest Ps gorender runs with when GOMAXPROCS is unset.
-// With one P (a one-CPU container: Go derives GOMAXPROCS from the CPU
-// limit), network wake-ups and the collector's mark worker queue behind the
-// render that holds the P: small-page renders on one pinned CPU had a p99
-// of 74-108 ms at a p50 of 3.8 ms, against 17 ms with two Ps on the same
-// CPU (bench/README.md). Runtimes per bundle still default to the CPUs.
+// minProcs is the fewest Ps gorender runs with when GOMAXPROCS is unset
+// and renders run in this process (goja, quickjs). With one P (a one-CPU
+// container: Go derives GOMAXPROCS from the CPU limit), network wake-ups
+// and the collector's mark worker queue behind the render that holds the
+// P: small-page renders on one pinned CPU had a p99 of 74-108 ms at a p50
+// of 3.8 ms, against 17 ms with two Ps on the same CPU (bench/README.md).
+// Runtimes per bundle still default to the CPUs.
+//
+// The node engine renders in its Node.js processes: no render holds a P,
+// and the second P only cost the server wake-ups. gorender goes idle
+// while a Node.js process renders and wakes for its answer; with an idle
+// P to fill, Go wakes a second thread each time. On one CPU with the Node
+// reference's requests, one P cost 10-25% less CPU per request on
+// gorender's side (hello 0.244-0.273 ms against 0.275-0.315, small 0.415
+// against 0.519, medium 1.68 against 2.21) and 20-35% fewer context
+// switches.
 const minProcs = 2
 
 // startProcs is GOMAXPROCS as the process started: the CPUs Go found
@@ -97,11 +107,16 @@ const minProcs = 2
 var startProcs = runtime.GOMAXPROCS(0)
 
 // parseProcs plans GOMAXPROCS: the variable as the runtime reads it, else
-// what the runtime found but at least minProcs. The runtime ignores a
-// malformed GOMAXPROCS without a word; gorender refuses it.
+// what the runtime found, but at least minProcs unless the node engine
+// renders (its row comes later in the table; its value is checked there).
+// The runtime ignores a malformed GOMAXPROCS without a word; gorender
+// refuses it.
 func parseProcs(l *loader, v string) error {
 	if v == "" {
-		l.c.Procs = max(runtime.GOMAXPROCS(0), minProcs)
+		l.c.Procs = runtime.GOMAXPROCS(0)
+		if l.getenv("RENDERER_JS_ENGINE") != "node" {
+			l.c.Procs = max(l.c.Procs, minProcs)
+		}
 		return nil
 	}
 	n, err := strconv.Atoi(v)

@@ -89,7 +89,7 @@ func New(version, engine string) *Metrics {
 		Name: "gorender_gem_version_requests_total", Help: "Authenticated requests by Rails gem version (bounded set).",
 	}, []string{"gem_version"})
 	m.connectionsShed = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "gorender_connections_shed_total", Help: "Connections closed at RENDERER_MAX_CONNECTIONS, by reason: evicted (an old unauthenticated one made room) or refused (the new one).",
+		Name: "gorender_connections_shed_total", Help: "Connections closed at RENDERER_MAX_CONNECTIONS or RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS, by reason: evicted (an old unauthenticated one made room) or refused (the new one).",
 	}, []string{"reason"})
 	for _, reason := range []string{"evicted", "refused"} {
 		m.connectionsShed.WithLabelValues(reason)
@@ -109,12 +109,16 @@ func New(version, engine string) *Metrics {
 }
 
 // Connections registers gorender_connections_open, the client connections
-// open now (open is asked at each scrape).
-func (m *Metrics) Connections(open func() int) {
+// open now, and gorender_connections_unauthenticated, those of them that
+// never carried an authenticated request (both asked at each scrape).
+func (m *Metrics) Connections(open, unauthenticated func() int) {
 	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "gorender_connections_open",
 		Help: "Client connections open (at most RENDERER_MAX_CONNECTIONS).",
-	}, func() float64 { return float64(open()) }))
+	}, func() float64 { return float64(open()) }), prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gorender_connections_unauthenticated",
+		Help: "Client connections open that never carried an authenticated request (at most RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS).",
+	}, func() float64 { return float64(unauthenticated()) }))
 }
 
 // ConnectionShed counts a connection closed at the connection cap:

@@ -275,7 +275,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	})
 	if s.metrics != nil {
-		s.metrics.Connections(limited.Open)
+		s.metrics.Connections(limited.Open, limited.Unauthenticated)
 	}
 	ln = limited
 	background, stopBackground := context.WithCancel(context.Background())

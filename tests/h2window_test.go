@@ -286,6 +286,9 @@ func TestUnauthenticatedConnectionCap(t *testing.T) {
 	if open := metricIn(body, "gorender_connections_open"); open > capped+2 {
 		t.Errorf("gorender_connections_open = %v with %d attacking connections, want at most %d", open, attackers, capped+2)
 	}
+	if open := metricIn(body, "gorender_connections_unauthenticated"); open > capped || open < capped/2 {
+		t.Errorf("gorender_connections_unauthenticated = %v with %d attacking connections, want at most the cap of %d (and most of them the attackers)", open, attackers, capped)
+	}
 	if evicted := metricIn(body, `gorender_connections_shed_total{reason="evicted"}`); evicted < attackers-capped {
 		t.Errorf("%v connections evicted, want at least %d", evicted, attackers-capped)
 	}

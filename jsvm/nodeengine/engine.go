@@ -75,9 +75,14 @@ type Engine struct {
 	// its replacement loads them before it takes work.
 	slotPrograms [][]*program
 	restarts     map[string]uint64 // processes replaced, by reason
-	supervisors  sync.WaitGroup
-	done         chan struct{} // closed by Close
-	spawned      atomic.Int64  // processes started, for tests and logs
+	// spreadHeld says the spreader (spread.go) left a bundle unspread
+	// because no render may be held up: a process going idle wakes it.
+	spreadHeld  bool
+	spreadWake  chan struct{} // wakes the spreader; capacity 1
+	supervisors sync.WaitGroup
+	done        chan struct{} // closed by Close
+	spawned     atomic.Int64  // processes started, for tests and logs
+	loadsSent   atomic.Int64  // bundles sent to a process to evaluate, for tests
 }
 
 // Name is the engine's name (RENDERER_JS_ENGINE=node).
@@ -143,8 +148,11 @@ func start(cfg config) (*Engine, error) {
 		procs:        make([]*proc, cfg.Processes),
 		slotPrograms: make([][]*program, cfg.Processes),
 		restarts:     make(map[string]uint64),
+		spreadWake:   make(chan struct{}, 1),
 		done:         make(chan struct{}),
 	}
+	e.supervisors.Add(1)
+	go e.spread()
 	first := make(chan error, cfg.Processes)
 	for slot := range cfg.Processes {
 		e.supervisors.Add(1)
@@ -330,8 +338,12 @@ func (e *Engine) restore(p *proc) error {
 	return nil
 }
 
-// offer makes a started process available.
-func (e *Engine) offer(p *proc) { e.release(p) }
+// offer makes a started process available; the spreader loads into it the
+// bundles the other processes have that it lacks.
+func (e *Engine) offer(p *proc) {
+	e.release(p)
+	e.wakeSpreader()
+}
 
 // retireProc forgets a process that exited, remembering its programs for
 // its replacement.
@@ -452,7 +464,17 @@ func (e *Engine) release(p *proc) {
 		return
 	}
 	e.idle = append(e.idle, p)
+	wake := false
+	if p.lacking || e.spreadHeld {
+		// The spreader may load into a process only while another
+		// stays idle (and no render waits: there is none, p is idle).
+		wake = len(e.idle) >= 2
+		e.spreadHeld = !wake
+	}
 	e.mu.Unlock()
+	if wake {
+		e.wakeSpreader()
+	}
 }
 
 // restartOnSchedule replaces every process each RestartInterval, one at a
@@ -575,6 +597,10 @@ type program struct {
 	dir    string // the bundle's directory (fs, require), "" when not on disk
 	source string
 
+	// unspread is set when a load of it in the background failed: it is
+	// loaded only where a render needs it (spread.go).
+	unspread atomic.Bool
+
 	mu     sync.Mutex
 	refs   int  // runtimes that loaded it
 	closed bool // the pools let go of it (jsvm: Program.Close)
@@ -622,6 +648,7 @@ func (e *Engine) loadInto(ctx context.Context, p *proc, prg *program) error {
 	if has {
 		return nil
 	}
+	e.loadsSent.Add(1)
 	if err := p.send(&header{T: "load", B: prg.key, Name: prg.name, File: prg.file, Dir: prg.dir}, prg.source); err != nil {
 		return fmt.Errorf("load bundle %s: %w", prg.name, p.death())
 	}
@@ -639,6 +666,7 @@ func (e *Engine) loadInto(ctx context.Context, p *proc, prg *program) error {
 				e.mu.Lock()
 				p.loaded[prg] = true
 				e.mu.Unlock()
+				e.wakeSpreader()
 				return nil
 			case "loadFailed":
 				failed, err := errorOf(f)

@@ -95,15 +95,22 @@ func load(t testing.TB, e *Engine, name, path, src string) jsvm.Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return loadProgram(t, e, p)
+}
+
+// loadProgram loads prg into a new runtime, closed at the test's end.
+func loadProgram(t testing.TB, e *Engine, prg jsvm.Program) jsvm.Runtime {
+	t.Helper()
 	rt, err := e.NewRuntime()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := rt.Load(ctx, p); err != nil {
+	if err := rt.Load(ctx, prg); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(rt.Close)
 	return rt
 }
 

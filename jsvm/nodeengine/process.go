@@ -59,6 +59,7 @@ type proc struct {
 	retire  bool              // stop it once released (recycled)
 	renders int               // renders run, for recycling
 	loaded  map[*program]bool // bundles evaluated in it
+	lacking bool              // it lacks a bundle the spreader spreads (spread.go)
 }
 
 // spawnLimit bounds the whole start of a process: exec, Node's own start,

@@ -51,16 +51,18 @@ func (u *Updates) Push(up Update) error {
 		u.mu.Unlock()
 		return errUpdatesClosed
 	}
+	taken := len(u.queue) == 0
 	u.queue = append(u.queue, up)
-	u.notifyLocked()
+	u.notifyLocked(taken)
 	u.mu.Unlock()
 	return nil
 }
 
-// notifyLocked tells the engine and the watchdog that updates arrived or
-// the queue closed; u.mu is held.
-func (u *Updates) notifyLocked() {
-	if u.arrival != nil {
+// notifyLocked tells the engine that updates arrived or the queue closed,
+// and the watchdog too when the render had taken every earlier update;
+// u.mu is held.
+func (u *Updates) notifyLocked(taken bool) {
+	if u.arrival != nil && taken {
 		u.arrival()
 	}
 	if u.notify != nil {
@@ -76,11 +78,12 @@ func (u *Updates) Close(final *Update) {
 		u.mu.Unlock()
 		return
 	}
+	taken := len(u.queue) == 0
 	if final != nil {
 		u.queue = append(u.queue, *final)
 	}
 	u.closed = true
-	u.notifyLocked()
+	u.notifyLocked(taken)
 	u.mu.Unlock()
 }
 
@@ -94,10 +97,28 @@ func (u *Updates) Take() ([]Update, bool) {
 	return q, u.closed
 }
 
+// TakeOne returns the next queued update (ok: there was one) and, when
+// there was none, whether the queue is closed. The node engine takes
+// updates one at a time: it takes the next once the executor applied the
+// last, so updates its JavaScript cannot take stay queued here.
+func (u *Updates) TakeOne() (up Update, ok, closed bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.queue) == 0 {
+		return Update{}, false, u.closed
+	}
+	up = u.queue[0]
+	u.queue[0] = Update{}
+	u.queue = u.queue[1:]
+	return up, true, false
+}
+
 // OnArrival attaches (fn) or detaches (nil) a watcher of the queue: fn is
 // called, from the pushing goroutine and under the queue's lock (it must
-// not block), whenever an update is queued or the queue closes. The worker
-// counts arrivals as a stream's activity, whatever its JavaScript does.
+// not block), whenever an update is queued or the queue closes while the
+// render has taken every earlier update. The worker counts those arrivals
+// as a stream's activity; updates piling up untaken are not: JavaScript
+// that never yields takes none, and its stream's idle watchdog must fire.
 func (u *Updates) OnArrival(fn func()) {
 	u.mu.Lock()
 	defer u.mu.Unlock()

@@ -319,7 +319,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_STREAM_IDLE_TIMEOUT", Default: "20s",
-		Doc:   "a streamed answer that produces nothing (and receives no incremental update) for this long is ended abruptly and its runtime released; a stream that keeps producing is never cut. JavaScript that never yields after the stream started (a loop in a stream's pull, a timer's callback) is interrupted 1 s later and its runtime replaced, as at the render deadline",
+		Doc:   "a streamed answer that produces nothing (and takes no incremental update) for this long is ended abruptly and its runtime released; a stream that keeps producing is never cut. JavaScript that never yields after the stream started (a loop in a stream's pull, a timer's callback) is interrupted 1 s later and its runtime replaced, as at the render deadline",
 		Value: duration(func(c *Config) *time.Duration { return &c.StreamIdleTimeout }, time.Second, positive),
 	},
 	{

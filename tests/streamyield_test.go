@@ -103,3 +103,52 @@ func TestStreamNeverYields(t *testing.T) {
 	}
 	s.get(t, transports[1], http.MethodGet, "/ready").want(t, transports[1], http.StatusOK, `{"status":"ready"}`)
 }
+
+// TestIncrementalNeverYields: an incremental render whose stream's
+// JavaScript loops forever after its first chunk is stopped by its idle
+// window although update lines keep arriving: updates its JavaScript cannot
+// take are not activity. On main before this every line restarted the
+// window (and the node engine sent each one to the stuck process), so the
+// stream ran for as long as the client kept sending.
+func TestIncrementalNeverYields(t *testing.T) {
+	t.Parallel()
+	const idle = 500 * time.Millisecond
+	s := startServer(t, map[string]string{
+		"RENDERER_SUPPORT_MODULES":     "true",
+		"RENDERER_STREAM_IDLE_TIMEOUT": idle.String(), "RENDERER_WORKERS_COUNT": "1",
+	})
+	id := newID("y")
+	s.upload(t, map[string]string{id: neverYieldingBundle}, nil)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			inc := s.startIncremental(t, tr, id, firstLine("NeverYields.timer()", nil, nil))
+			inc.wantStreamHeaders(t, tr)
+			const sending = 15 * time.Second
+			for end := time.Now().Add(sending); ; {
+				if time.Now().After(end) {
+					t.Fatalf("the stream still ran after %s of update lines, each within its idle window; so far: %q", sending, inc.bytesSoFar())
+				}
+				if _, err := inc.body.Write(ndjson(t, updateLine(id, "1"))); err != nil {
+					// The answer ended and its request body with it.
+					<-inc.ended
+					break
+				}
+				select {
+				case <-inc.ended:
+				case <-time.After(idle / 3):
+					continue
+				}
+				break
+			}
+			body, err := inc.finish()
+			if err == nil {
+				t.Errorf("the stream ended cleanly; want an abrupt end")
+			}
+			if body != "first chunk\n" {
+				t.Errorf("body %q, want the first chunk", body)
+			}
+			// The one runtime is free again (or replaced).
+			s.streamRender(t, tr, id, "TestStreams.ticks(2, 10)", nil).wantComplete(t, ticksBody(2))
+		})
+	}
+}

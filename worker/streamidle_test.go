@@ -38,7 +38,8 @@ func (s *testSink) Write(p []byte) error {
 // window (and streamIdleGrace) is interrupted like a render at its
 // deadline, its runtime replaced, even when its engine cannot end it (its
 // JavaScript never yields to the engine's own idle timer); a write the
-// client takes long to accept and updates that keep arriving are activity.
+// client takes long to accept and updates that keep arriving are activity,
+// as long as the render takes them.
 func TestStreamIdleWatchdog(t *testing.T) {
 	const idle = 100 * time.Millisecond
 	p, _ := newPools(t, map[string]string{"app": app}, func(c *Config) { c.RuntimesPerBundle = 1 })
@@ -94,6 +95,36 @@ func TestStreamIdleWatchdog(t *testing.T) {
 		updates.Close(nil)
 		if err := <-done; err != nil {
 			t.Fatalf("stream with updates arriving: %v", err)
+		}
+	})
+
+	// Updates that pile up untaken are not activity: the JavaScript that
+	// would take them never yields. On main before this each arrival
+	// restarted the window and the stream ran for as long as they came.
+	t.Run("updates to a stream that never yields", func(t *testing.T) {
+		updates := jsvm.NewUpdates()
+		done := make(chan error, 1)
+		go func() {
+			_, err := p.Render(context.Background(), "app", nil, "stream-spin", &jsvm.Request{Sink: &testSink{}, StreamIdle: idle, Updates: updates})
+			done <- err
+		}()
+		defer updates.Close(nil)
+		for end := time.Now().Add(5 * (idle + streamIdleGrace)); ; {
+			if time.Now().After(end) {
+				t.Fatalf("the stream was not stopped within %s while untaken updates arrived", 5*(idle+streamIdleGrace))
+			}
+			if err := updates.Push(jsvm.Update{BundleID: "app", Code: "x"}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				var re *jsvm.RenderError
+				if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout || !strings.HasPrefix(re.Text, jsvm.StreamIdleText(idle)) {
+					t.Fatalf("err = %v, want the stream idle timeout", err)
+				}
+				return
+			case <-time.After(idle / 2):
+			}
 		}
 	})
 }

@@ -312,7 +312,7 @@ func interruptCause(renderCtx context.Context) error {
 // streamingSink lifts the render deadline once the answer starts
 // streaming: a healthy stream may run as long as it keeps producing. From
 // then on it is the stream's idle watchdog: a stream that shows no
-// activity (a chunk written, an update received) for its idle window
+// activity (a chunk written, an update taken by its render) for its idle window
 // (RENDERER_STREAM_IDLE_TIMEOUT) and streamIdleGrace more is stopped like
 // a render at its deadline: its runtime interrupted, or quarantined if it
 // does not stop. The engines end a stream that waits for nothing at the

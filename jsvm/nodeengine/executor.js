@@ -675,7 +675,9 @@ class Render {
         }
       } catch (e) {
         send({ t: 'updateFailed', r: this.id, n: h.n }, errorBody(target.hooks.errorParts(e)[0], ''));
+        return;
       }
+      send({ t: 'updated', r: this.id, n: h.n });
     });
   }
 

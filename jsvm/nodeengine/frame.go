@@ -23,7 +23,8 @@ import (
 //	unload  b
 //	render  r (render id), b (entry), set (bundle id → program key), sink,
 //	        updates, host (shared-context values from gorender); body: code
-//	update  r, n (sequence), id (bundle id); body: code → updateFailed on error
+//	update  r, n (sequence), id (bundle id); body: code → updated | updateFailed
+//	        (one at a time: the next is sent once the last was applied)
 //	close   r: no more updates
 //	cancel  r, why (client | idle | interrupt)          → done (kind canceled)
 //
@@ -35,6 +36,7 @@ import (
 //	start        r: the result is a stream; the answer starts now
 //	chunk        r; body: the bytes
 //	call         r, k (shared-context key), args: a host function's call
+//	updated      r, n: the update ran
 //	updateFailed r, n; body: the error (errorBody)
 //	done         r, kind (body | streamed | nil | js | unsupported |
 //	             stubPending | neverSettled | stalled | canceled); body: the

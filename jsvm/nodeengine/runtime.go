@@ -208,8 +208,8 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 		defer req.Updates.SetNotify(nil)
 	}
 	var (
-		pending       = make(map[uint64]jsvm.Update)
-		seq           uint64
+		applying      *jsvm.Update // the update sent and not yet applied
+		seq           uint64       // applying's sequence number
 		updatesClosed bool
 		idle          *time.Timer
 		idleC         <-chan time.Time
@@ -239,6 +239,29 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 			p.kill(reasonUnresponsive)
 		}
 		graceC = time.After(cancelGrace)
+	}
+	// sendUpdate sends the next update once the last was applied (or the
+	// close once none is left): updates the executor's JavaScript cannot
+	// take (it never yields) stay in the request's queue, where the
+	// stream's idle watchdog sees them pile up.
+	sendUpdate := func() {
+		if applying != nil || updatesClosed {
+			return
+		}
+		up, ok, closed := req.Updates.TakeOne()
+		switch {
+		case ok:
+			seq++
+			applying = &up
+			if err := p.send(&header{T: "update", R: rn.id, N: seq, ID: up.BundleID}, up.Code); err != nil {
+				p.kill(reasonUnresponsive)
+			}
+		case closed:
+			updatesClosed = true
+			if err := p.send(&header{T: "close", R: rn.id}, ""); err != nil {
+				p.kill(reasonUnresponsive)
+			}
+		}
 	}
 	ctxDone := ctx.Done()
 	for {
@@ -282,17 +305,22 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 				if fn := rn.funcs[f.h.K]; fn != nil && stopped == nil {
 					fn(f.h.Args...)
 				}
-			case "updateFailed":
-				failed, err := errorOf(f)
-				if err != nil {
-					return rn.protocolError(err)
+			case "updated", "updateFailed":
+				if applying == nil || f.h.N != seq {
+					return rn.protocolError(fmt.Errorf("%w: %q frame for update %d, which is not the one applying", errProtocol, f.h.T, f.h.N))
 				}
-				if up, ok := pending[f.h.N]; ok {
-					delete(pending, f.h.N)
+				if f.h.T == "updateFailed" {
+					failed, err := errorOf(f)
+					if err != nil {
+						return rn.protocolError(err)
+					}
 					if req.Updates.Failed != nil {
-						req.Updates.Failed(up, failed.Message)
+						req.Updates.Failed(*applying, failed.Message)
 					}
 				}
+				applying = nil
+				touch()
+				sendUpdate()
 			case "done":
 				if stopped != nil {
 					return jsvm.Result{}, stopped
@@ -302,21 +330,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 				return rn.protocolError(fmt.Errorf("%w: unexpected %q frame during a render", errProtocol, f.h.T))
 			}
 		case <-notify:
-			ups, closed := req.Updates.Take()
-			for _, up := range ups {
-				seq++
-				pending[seq] = up
-				touch()
-				if err := p.send(&header{T: "update", R: rn.id, N: seq, ID: up.BundleID}, up.Code); err != nil {
-					p.kill(reasonUnresponsive)
-				}
-			}
-			if closed && !updatesClosed {
-				updatesClosed = true
-				if err := p.send(&header{T: "close", R: rn.id}, ""); err != nil {
-					p.kill(reasonUnresponsive)
-				}
-			}
+			sendUpdate()
 		case <-idleC:
 			idleC = nil
 			stop("idle", &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: jsvm.StreamIdleText(req.StreamIdle)})

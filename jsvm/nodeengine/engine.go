@@ -147,9 +147,14 @@ func start(cfg config) (*Engine, error) {
 		childEnv:     childEnv(cfg.Environ),
 		procs:        make([]*proc, cfg.Processes),
 		slotPrograms: make([][]*program, cfg.Processes),
-		restarts:     make(map[string]uint64),
+		restarts:     make(map[string]uint64, len(restartReasons)),
 		spreadWake:   make(chan struct{}, 1),
 		done:         make(chan struct{}),
+	}
+	// Every reason is counted from 0, so that the first restart for one
+	// shows as an increase (an alert on crashes sees the first one).
+	for _, reason := range restartReasons {
+		e.restarts[reason] = 0
 	}
 	e.supervisors.Add(1)
 	go e.spread()

@@ -212,6 +212,10 @@ const (
 	reasonOOM          = "oom"
 )
 
+// restartReasons are the reasons gorender_engine_process_restarts_total
+// counts (not shutdown).
+var restartReasons = []string{reasonDeadline, reasonUnresponsive, reasonProtocol, reasonLoadDeadline, reasonRecycled, reasonStart, reasonCrash, reasonOOM}
+
 // kill ends the process at once (SIGKILL to its process group) and marks it
 // dead; the first reason given is kept.
 func (p *proc) kill(reason string) {

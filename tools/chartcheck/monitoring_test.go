@@ -27,13 +27,15 @@ func renderMonitoring(t *testing.T, set ...string) *rendered {
 }
 
 // TestPrometheusRule: the alert rules the issue asks for (5xx and 503
-// ratios, render p99, quarantined runtimes, heap near its limit), each on
+// ratios, render p99, quarantined runtimes, heap near its limit, Node.js
+// processes dying), each on
 // this release's series only (the ServiceMonitor's job and namespace, or
 // metrics.prometheusRule.selector), with the thresholds of the values, and
 // expressions whose brackets balance once templated. (tests/ checks that
 // each series they name exists in a live gorender's /metrics.)
 func TestPrometheusRule(t *testing.T) {
-	r := renderMonitoring(t, "--set", "metrics.prometheusRule.errorRatio=0.02", "--set", "metrics.prometheusRule.for=15m")
+	r := renderMonitoring(t, "--set", "metrics.prometheusRule.errorRatio=0.02", "--set", "metrics.prometheusRule.for=15m",
+		"--set", "metrics.prometheusRule.nodeProcessFailures=5")
 	if len(r.prometheusRules) != 1 {
 		t.Fatalf("%d PrometheusRules, want 1", len(r.prometheusRules))
 	}
@@ -60,9 +62,12 @@ func TestPrometheusRule(t *testing.T) {
 			if rule.Alert == "GorenderHigh5xxRatio" && !strings.Contains(expr, "> 0.02") {
 				t.Errorf("%s: threshold of metrics.prometheusRule.errorRatio (0.02) not in:\n%s", rule.Alert, expr)
 			}
+			if rule.Alert == "GorenderNodeProcessFailures" && !strings.Contains(expr, "> 5") {
+				t.Errorf("%s: threshold of metrics.prometheusRule.nodeProcessFailures (5) not in:\n%s", rule.Alert, expr)
+			}
 		}
 	}
-	want := []string{"GorenderHigh5xxRatio", "GorenderBusy503Ratio", "GorenderRenderP99High", "GorenderRuntimesQuarantined", "GorenderQuarantineFull", "GorenderHeapNearLimit"}
+	want := []string{"GorenderHigh5xxRatio", "GorenderBusy503Ratio", "GorenderRenderP99High", "GorenderRuntimesQuarantined", "GorenderQuarantineFull", "GorenderHeapNearLimit", "GorenderNodeProcessFailures"}
 	if !slices.Equal(alerts, want) {
 		t.Errorf("alerts %v, want %v", alerts, want)
 	}

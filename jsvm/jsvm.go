@@ -108,6 +108,10 @@ type NodeOptions struct {
 	// RestartDelay apart (RENDERER_ALL_WORKERS_RESTART_INTERVAL and
 	// RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS; 0: never).
 	RestartInterval, RestartDelay time.Duration
+	// SourceMapLimit is the memory the processes together may hold in
+	// parsed source maps for getStackTrace (RENDERER_SOURCE_MAP_CACHE_SIZE;
+	// 0: getStackTrace is not mapped), each an equal share.
+	SourceMapLimit int64
 }
 
 // DefaultMemoryLimit is the per-runtime memory limit of engines that allocate

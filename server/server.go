@@ -70,7 +70,8 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bundle cache: %w", err)
 	}
-	maps := sourcemap.New(int64(min(cfg.SourceMapCacheSize, math.MaxInt64)), logger)
+	sourceMapLimit := int64(min(cfg.SourceMapCacheSize, math.MaxInt64))
+	maps := sourcemap.New(sourceMapLimit, logger)
 	engine, err := engines.New(cfg.JSEngine, jsvm.Options{
 		StubTimers:       cfg.StubTimers,
 		SupportModules:   cfg.SupportModules,
@@ -92,6 +93,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 			MaxRenders:      cfg.MaxRendersPerRuntime,
 			RestartInterval: cfg.RecycleInterval,
 			RestartDelay:    cfg.RecycleDelay,
+			SourceMapLimit:  sourceMapLimit,
 		},
 		Logger:   logger,
 		MapStack: maps.Rewrite,

@@ -30,10 +30,11 @@ const (
 // TestSourceMaps: a render error's 400 body shows the stack in the
 // bundle's original files and lines, from a source map uploaded beside
 // the bundle: the one its sourceMappingURL names, or the companion
-// <bundle>.js.map; getStackTrace() answers in original files too (not on
-// node, whose JavaScript runs in another process); the same
-// with RENDERER_SUPPORT_MODULES (the CommonJS wrapper shifts the one line
-// of a minified bundle). Without a map the frames stay in the bundle.
+// <bundle>.js.map; getStackTrace() answers in original files too; the
+// same with RENDERER_SUPPORT_MODULES (the CommonJS wrapper shifts the one
+// line of a minified bundle). Without a map the frames stay in the bundle,
+// named by its id: no frame names a path on the server (the node engine's
+// bundle path and executor) or Node's internals (a promise job's).
 func TestSourceMaps(t *testing.T) {
 	t.Parallel()
 	bundle, sourceMap := sourceMapApp(t)
@@ -62,13 +63,7 @@ func TestSourceMaps(t *testing.T) {
 				}
 				r = s.render(t, h2, id, "SourceMapApp.where()")
 				r.wantStatus(t, h2, http.StatusOK)
-				switch {
-				case testEngine == "node":
-					// Not mapped on node (README "Source maps"): the stack as Node gives it.
-					if !strings.Contains(r.Body, id+".js:") {
-						t.Errorf("bundle %s: getStackTrace() on node: %s", id, r.Body)
-					}
-				case !strings.Contains(r.Body, whereAsksStack):
+				if !strings.Contains(r.Body, whereAsksStack) {
 					t.Errorf("bundle %s: getStackTrace() does not show %s:\n%s", id, whereAsksStack, r.Body)
 				}
 			}
@@ -78,7 +73,31 @@ func TestSourceMaps(t *testing.T) {
 			if strings.Contains(r.Body, "src/greeting.js") || !strings.Contains(r.Body, none+".js:1:") {
 				t.Errorf("without its map, the stack should stay in the bundle (%s.js:1:...):\n%s", none, r.Body)
 			}
+			noServerFrames(t, r.Body)
+			for _, code := range []string{"SourceMapApp.where()", "Promise.resolve().then(function () { return SourceMapApp.where() })"} {
+				r := s.render(t, h2, none, code)
+				r.wantStatus(t, h2, http.StatusOK)
+				if !strings.Contains(r.Body, none+".js:1:") {
+					t.Errorf("%s: getStackTrace() without a map should show the bundle (%s.js:1:...):\n%s", code, none, r.Body)
+				}
+				noServerFrames(t, r.Body)
+			}
 		})
+	}
+}
+
+// serverFrame is a frame that names a file by its path on the server (the
+// bundle cache, the node engine's executor) or one of Node's internals (a
+// promise job's, a timer's): what runs the render, not the render.
+var serverFrame = regexp.MustCompile(`[ (](?:/|node:)[^ )]*:\d+:\d+`)
+
+// noServerFrames checks that a stack (an error answer's, getStackTrace's)
+// shows the bundle, the environment and the request only, as every engine
+// names them.
+func noServerFrames(t *testing.T, stack string) {
+	t.Helper()
+	if f := serverFrame.FindString(stack); f != "" {
+		t.Errorf("a frame names %q, a path on the server or Node's internals:\n%s", f, stack)
 	}
 }
 
@@ -131,9 +150,6 @@ func TestSourceMapsThroughRewrites(t *testing.T) {
 			s.upload(t, map[string]string{none: bundle}, nil)
 
 			for code, nodeFrames := range rewrittenFrames {
-				if code == "SourceMapRewritten.where()" && testEngine == "node" {
-					continue // getStackTrace is not mapped on node (README "Source maps")
-				}
 				status := http.StatusBadRequest
 				if code == "SourceMapRewritten.where()" {
 					status = http.StatusOK

@@ -405,9 +405,9 @@
   };
   g.console = console;
 
-  // In original sources where the bundle has a source map (host.mapStack,
-  // a Go host function of the in-process engines; the node engine's
-  // JavaScript runs in another process and has none).
+  // In original sources where the bundle has a source map (host.mapStack:
+  // a Go host function of the in-process engines, the executor's own on
+  // the node engine).
   g.getStackTrace = function getStackTrace() {
     try {
       throw new Error('');

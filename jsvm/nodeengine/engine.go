@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/sourcemap"
 )
 
 //go:embed executor.js
@@ -41,6 +42,9 @@ type config struct {
 	ReadRoots                     []string
 	MaxRendersPerProcess          int
 	RestartInterval, RestartDelay time.Duration
+	// SourceMapLimit is the memory for parsed source maps of getStackTrace,
+	// shared equally by the processes (0: not mapped).
+	SourceMapLimit int64
 	// The environment, as for the other engines.
 	StubTimers, SupportModules, ReplayAsyncLogs bool
 	// ConsoleMaxLines and ConsoleMaxBytes bound a render's console history
@@ -104,6 +108,7 @@ func New(opts jsvm.Options) (*Engine, error) {
 		MaxRendersPerProcess: opts.Node.MaxRenders,
 		RestartInterval:      opts.Node.RestartInterval,
 		RestartDelay:         opts.Node.RestartDelay,
+		SourceMapLimit:       opts.Node.SourceMapLimit,
 		StubTimers:           opts.StubTimers,
 		SupportModules:       opts.SupportModules,
 		ReplayAsyncLogs:      opts.ReplayAsyncLogs,
@@ -601,6 +606,9 @@ type program struct {
 	file   string // the file name stack traces and __filename show
 	dir    string // the bundle's directory (fs, require), "" when not on disk
 	source string
+	// mapFile is its source map for getStackTrace ("" for none): the file
+	// jsvm/sourcemap maps its error answers with.
+	mapFile string
 
 	// unspread is set when a load of it in the background failed: it is
 	// loaded only where a render needs it (spread.go).
@@ -626,6 +634,13 @@ func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
 	if e.cfg.SupportModules && path != "" {
 		if abs, err := filepath.Abs(path); err == nil {
 			prg.file, prg.dir = abs, filepath.Dir(abs)
+		}
+	}
+	if e.cfg.SourceMapLimit > 0 && path != "" {
+		if abs, err := filepath.Abs(path); err == nil {
+			// Only its name is read now (the last 4 KiB of the bundle);
+			// the map itself when a stack first needs it.
+			prg.mapFile, _ = sourcemap.MapFile(abs)
 		}
 	}
 	return prg, nil
@@ -654,7 +669,7 @@ func (e *Engine) loadInto(ctx context.Context, p *proc, prg *program) error {
 		return nil
 	}
 	e.loadsSent.Add(1)
-	if err := p.send(&header{T: "load", B: prg.key, Name: prg.name, File: prg.file, Dir: prg.dir}, prg.source); err != nil {
+	if err := p.send(&header{T: "load", B: prg.key, Name: prg.name, File: prg.file, Dir: prg.dir, Map: prg.mapFile}, prg.source); err != nil {
 		return fmt.Errorf("load bundle %s: %w", prg.name, p.death())
 	}
 	for {

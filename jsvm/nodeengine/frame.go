@@ -53,6 +53,7 @@ type header struct {
 	Name    string            `json:"name,omitempty"`
 	File    string            `json:"file,omitempty"`
 	Dir     string            `json:"dir,omitempty"`
+	Map     string            `json:"map,omitempty"`
 	Set     map[string]string `json:"set,omitempty"`
 	Sink    bool              `json:"sink,omitempty"`
 	Updates bool              `json:"updates,omitempty"`
@@ -80,6 +81,9 @@ type executorOptions struct {
 	ConsoleMaxLines int64 `json:"consoleMaxLines"`
 	ConsoleMaxBytes int64 `json:"consoleMaxBytes"`
 	ErrorTextMax    int   `json:"errorTextMax"`
+	// SourceMapLimit bounds the process's parsed source maps for
+	// getStackTrace (its share of RENDERER_SOURCE_MAP_CACHE_SIZE; 0: none).
+	SourceMapLimit int64 `json:"sourceMapLimit"`
 }
 
 // hostEntry is a shared-context value gorender puts in before a render

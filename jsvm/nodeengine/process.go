@@ -132,6 +132,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		ConsoleMaxLines: e.cfg.ConsoleMaxLines,
 		ConsoleMaxBytes: e.cfg.ConsoleMaxBytes,
 		ErrorTextMax:    jsvm.MaxErrorTextLength,
+		SourceMapLimit:  e.cfg.SourceMapLimit / int64(e.cfg.Processes),
 	}}
 	if err := p.send(init, jsenv.Env); err != nil {
 		p.kill(reasonStart)

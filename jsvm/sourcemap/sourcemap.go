@@ -269,7 +269,7 @@ func (m *Maps) read(b *bundle) (maps, int64, error) {
 
 // readMap finds and parses b's map: nil, 0, nil when it has none.
 func (m *Maps) readMap(b *bundle) (*sourcemap.Consumer, int64, error) {
-	file, err := mapFile(b.path)
+	file, err := MapFile(b.path)
 	if err != nil || file == "" {
 		return nil, 0, err
 	}
@@ -308,10 +308,11 @@ func (m *Maps) readMap(b *bundle) (*sourcemap.Consumer, int64, error) {
 	return c, cost, nil
 }
 
-// mapFile is the source map of the bundle at path: the file its
-// sourceMappingURL comment names beside it, else <bundle>.js.map; "" when
-// the comment names something else (a URL, a path, inline data).
-func mapFile(bundlePath string) (string, error) {
+// MapFile is the source map of the bundle at path: the file its
+// sourceMappingURL comment names beside it, else <bundle>.js.map (which
+// may not exist); "" when the comment names something else (a URL, a path,
+// inline data).
+func MapFile(bundlePath string) (string, error) {
 	f, err := os.Open(bundlePath)
 	if err != nil {
 		return "", fmt.Errorf("read bundle: %w", err)

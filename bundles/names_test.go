@@ -3,6 +3,7 @@ package bundles
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,20 @@ func TestValidID(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzIDShape: idShape accepts exactly what the id pattern of PROTOCOL.md
+// §2 matches.
+func FuzzIDShape(f *testing.F) {
+	pattern := regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+	for _, seed := range []string{"", "a", "_", ".", "-", "..", ".x", "-x", "x.", "x-", "a..b", "rorp-v2-s-0f", "a/b", "a b", "bündle", "a\x00", "Z9_.-", "[", "`", "{", "@", ":"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if got, want := idShape(id), pattern.MatchString(id); got != want {
+			t.Fatalf("idShape(%q) = %v, the pattern says %v", id, got, want)
+		}
+	})
 }
 
 // TestLayoutNamesAreNotIDs: every entry the cache makes in its root,

@@ -54,6 +54,9 @@ func testFSIsConfinedToTheBundleDirectory(t *testing.T, engine string) {
 		{"realpath stays in the directory as given", `require('fs').realpathSync(__dirname + '/inner-link') === __dirname + '/sub/inner.txt' ? 'ok' : 'bad'`, "ok"},
 		{"require a file beside the bundle", `(() => { const h = require('./helper'); return h.twice(21) + ' ' + h.dir + ' ' + require('./data.json').n + ' ' + (require('./helper.js') === h); })()`, "42 bundle-dir 7 true"},
 		{"require a file outside", `(() => { try { require('../outside.txt'); return 'loaded'; } catch (e) { return e.code; } })()`, "MODULE_NOT_FOUND"},
+		{"module objects", `(() => { const h = require('./helper'), file = require.resolve('./helper'), m = require.cache[file]; return [file === __dirname + '/helper.js', require.resolve('node:fs'), m.exports === h, m.loaded, m.id === file, m.parent === require.main, require.main.children.includes(m), require.main.filename === __filename, require.resolve.paths('x') === null].join(' '); })()`,
+			"true node:fs true true true true true true true"},
+		{"require's argument", `[5, ''].map((id) => { try { require(id); return 'loaded'; } catch (e) { return e.name + ' ' + e.code; } }).join(', ')`, "TypeError ERR_INVALID_ARG_TYPE, TypeError ERR_INVALID_ARG_VALUE"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

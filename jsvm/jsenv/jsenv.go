@@ -9,7 +9,8 @@
 //     the flow calls;
 //   - the Node-compatible environment of RENDERER_SUPPORT_MODULES, built
 //     from node/src and well-kept npm packages by node/build.sh into
-//     node/dist/node-env.js;
+//     node/dist/node-env.js (its CommonJS loader, node/src/modules.js,
+//     serves the node engine too);
 //   - Programs: scripts run in a runtime only when its code first needs
 //     them (Intl, from jsvm/intl).
 //
@@ -40,6 +41,13 @@ var Bridge string
 //
 //go:embed node/dist/node-env.js
 var NodeEnv string
+
+// NodeModules is the CommonJS loader of RENDERER_SUPPORT_MODULES (require,
+// module objects, the module cache), one function declaration: node-env.js
+// has it bundled, and the node engine appends it to its executor.
+//
+//go:embed node/src/modules.js
+var NodeModules string
 
 // Programs are scripts a host function runs in a runtime on demand, by
 // name (inproc.Program): each engine compiles one once per process, the

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/jsenv"
 	"github.com/gorender/gorender/jsvm/sourcemap"
 )
 
@@ -139,7 +140,8 @@ func start(cfg config) (*Engine, error) {
 		return nil, fmt.Errorf("node engine: %w", err)
 	}
 	executor := filepath.Join(dir, "executor.js")
-	if err := os.WriteFile(executor, []byte(executorSource), 0o400); err != nil {
+	// The executor, with the CommonJS loader every engine shares.
+	if err := os.WriteFile(executor, []byte(executorSource+"\n"+jsenv.NodeModules), 0o400); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("node engine: write the executor: %w", err)
 	}

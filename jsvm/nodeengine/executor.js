@@ -17,9 +17,11 @@
 // evaluates in each bundle's global environment; it arrives in the init
 // frame. What this file adds is what the Go engines do in Go: the host
 // functions env.js calls, the render flow around them, and with
-// RENDERER_SUPPORT_MODULES the CommonJS loader serving Node's real
-// built-ins (fs confined to the bundle's directory, process without
-// secrets, timers owned by the render).
+// RENDERER_SUPPORT_MODULES Node's real built-ins for the CommonJS loader
+// every engine shares (fs confined to the bundle's directory, process
+// without secrets, timers owned by the render). That loader,
+// jsvm/jsenv/node/src/modules.js (makeModules), is appended to this file
+// when gorender writes it.
 
 const vm = require('node:vm');
 const net = require('node:net');
@@ -903,13 +905,6 @@ process.on('unhandledRejection', () => {
 
 // ---- The Node environment (RENDERER_SUPPORT_MODULES) ---------------------
 
-// Set in installNode: the built-ins a bundle may require, Node's own, except
-// fs (read-only, confined to the bundle's directory), process (no secrets,
-// no exit) and timers (owned by the render, through env.js).
-const BUILTINS = ['assert', 'async_hooks', 'buffer', 'crypto', 'events', 'fs', 'fs/promises', 'path', 'path/posix',
-  'perf_hooks', 'process', 'querystring', 'stream', 'stream/promises', 'stream/web', 'string_decoder', 'timers',
-  'timers/promises', 'url', 'util', 'util/types'];
-
 const GLOBALS = ['Buffer', 'atob', 'btoa', 'TextEncoder', 'TextDecoder', 'URL', 'URLSearchParams', 'AbortController',
   'AbortSignal', 'Event', 'EventTarget', 'CustomEvent', 'DOMException', 'MessageChannel', 'MessagePort',
   'structuredClone', 'performance', 'crypto', 'ReadableStream', 'ReadableStreamDefaultReader',
@@ -928,6 +923,9 @@ function installNode(bundle) {
   const proc = processFacade(bundle);
   Object.defineProperty(g, 'process', { value: proc, writable: true, configurable: true, enumerable: false });
   const envTimers = bundle.hooks.timers;
+  // The built-ins a bundle may require (makeModules.BUILTINS), Node's own,
+  // except fs (read-only, confined to the bundle's directory), process (no
+  // secrets, no exit) and timers (owned by the render, through env.js).
   const builtins = {
     assert: () => require('node:assert'),
     async_hooks: () => require('node:async_hooks'),
@@ -951,120 +949,47 @@ function installNode(bundle) {
     util: () => require('node:util'),
     'util/types': () => require('node:util/types'),
   };
-  const cache = Object.create(null);
-  const moduleCache = Object.create(null);
-  let mainModule = null;
   const fsys = () => confinedFS(bundle);
-
-  function notFound(request, parentFile) {
-    const err = new Error("Cannot find module '" + request + "'\nRequire stack:\n- " + parentFile +
-      "\ngorender's Node environment (RENDERER_SUPPORT_MODULES) serves these built-ins (also as node:<name>): " +
-      BUILTINS.join(', ') + "; and .js/.json files inside the bundle's directory.");
-    err.code = 'MODULE_NOT_FOUND';
-    err.requireStack = [parentFile];
-    return err;
-  }
-
-  function isFile(p) {
-    try {
-      return fsys().statSync(p).isFile();
-    } catch (e) {
-      return false;
-    }
-  }
-
-  function resolveFile(request, dir, parentFile) {
-    const base = nodePath.resolve(dir, request);
-    const candidates = [base, base + '.js', base + '.json', base + '.cjs', nodePath.join(base, 'index.js'), nodePath.join(base, 'index.json')];
-    for (const c of candidates) if (isFile(c)) return c;
-    throw notFound(request, parentFile);
-  }
-
-  function makeRequire(mod) {
-    function req(id) {
-      if (typeof id !== 'string') {
-        const err = new TypeError('The "id" argument must be of type string. Received ' + typeof id);
-        err.code = 'ERR_INVALID_ARG_TYPE';
-        throw err;
+  // A module's wrapper; its frames name the file without its directory, as
+  // on the in-process engines.
+  const compile = (source, filename) => vm.compileFunction(source, ['exports', 'require', 'module', '__filename', '__dirname'], {
+    filename: nodePath.basename(filename),
+    parsingContext: bundle.context,
+  });
+  // The CommonJS loader every engine shares (jsvm/jsenv/node/src/modules.js,
+  // appended to this file by gorender), over Node's own modules.
+  const modules = makeModules({
+    builtins,
+    isFile(p) {
+      try {
+        return fsys().statSync(p).isFile();
+      } catch (e) {
+        return false;
       }
-      if (id === '') {
-        const err = new TypeError("The argument 'id' must be a non-empty string. Received ''");
-        err.code = 'ERR_INVALID_ARG_VALUE';
-        throw err;
-      }
-      const name = id.startsWith('node:') ? id.slice(5) : id;
-      if (Object.prototype.hasOwnProperty.call(builtins, name)) {
-        return cache[name] || (cache[name] = builtins[name]());
-      }
-      if (name[0] === '.' || name[0] === '/') return loadFile(resolveFile(name, mod.path, mod.filename), mod).exports;
-      throw notFound(id, mod.filename);
-    }
-    req.resolve = function resolve(id) {
-      const name = id.startsWith('node:') ? id.slice(5) : id;
-      if (Object.prototype.hasOwnProperty.call(builtins, name)) return id;
-      if (name[0] === '.' || name[0] === '/') return resolveFile(name, mod.path, mod.filename);
-      throw notFound(id, mod.filename);
-    };
-    req.resolve.paths = () => null;
-    req.cache = moduleCache;
-    req.main = mainModule;
-    req.extensions = Object.create(null);
-    return req;
-  }
-
-  function Module(filename, parent) {
-    this.id = parent ? filename : '.';
-    this.path = nodePath.dirname(filename);
-    this.exports = bundle.realm.object();
-    this.filename = filename;
-    this.loaded = false;
-    this.children = [];
-    this.paths = [];
-    this.parent = parent || null;
-    this.require = makeRequire(this);
-  }
-
-  // compile wraps a module's source; its frames name the file without its
-  // directory, as on the in-process engines.
-  function compile(source, filename) {
-    return vm.compileFunction(source, ['exports', 'require', 'module', '__filename', '__dirname'], {
-      filename: nodePath.basename(filename),
-      parsingContext: bundle.context,
-    });
-  }
-
-  function loadFile(file, parent) {
-    if (moduleCache[file]) return moduleCache[file];
-    const mod = new Module(file, parent);
-    moduleCache[file] = mod;
-    parent.children.push(mod);
-    try {
-      const text = fsys().readFileSync(file, 'utf8');
-      if (file.endsWith('.json')) {
-        mod.exports = bundle.realm.parse(text);
-      } else {
-        compile(text, file).call(mod.exports, mod.exports, mod.require, mod, file, mod.path);
-      }
-    } catch (e) {
-      delete moduleCache[file];
-      throw e;
-    }
-    mod.loaded = true;
-    return mod;
-  }
+    },
+    readText: (p) => fsys().readFileSync(p, 'utf8'),
+    compile,
+    parseJSON: (text) => bundle.realm.parse(text),
+    newExports: () => bundle.realm.object(),
+    path: nodePath,
+    invalidArgType(id) {
+      const err = new TypeError('The "id" argument must be of type string. Received ' + typeof id);
+      err.code = 'ERR_INVALID_ARG_TYPE';
+      return err;
+    },
+    invalidArgValue() {
+      const err = new TypeError("The argument 'id' must be a non-empty string. Received ''");
+      err.code = 'ERR_INVALID_ARG_VALUE';
+      return err;
+    },
+  });
 
   bundle.node = {
     runMain(source) {
       const filename = bundle.dirname ? bundle.filename : bundle.name + '.js';
-      const dirname = bundle.dirname || '.';
-      const mod = new Module(filename, null);
-      mod.path = dirname;
-      mainModule = mod;
-      mod.require.main = mod;
-      moduleCache[filename] = mod;
+      const mod = modules.mainModule(filename, bundle.dirname || '.');
       proc.mainModule = mod;
-      compile(source, filename).call(mod.exports, mod.exports, mod.require, mod, filename, dirname);
-      mod.loaded = true;
+      modules.runMain(mod, compile(source, filename));
     },
   };
 }

@@ -19,9 +19,7 @@
 
 var state = require('./state');
 
-var BUILTINS = ['assert', 'async_hooks', 'buffer', 'crypto', 'events', 'fs', 'fs/promises', 'path', 'path/posix',
-  'perf_hooks', 'process', 'querystring', 'stream', 'stream/promises', 'stream/web', 'string_decoder', 'timers',
-  'timers/promises', 'url', 'util', 'util/types'];
+var makeModules = require('./modules');
 
 function factories() {
   return {
@@ -101,115 +99,40 @@ module.exports = function install(host, env) {
     if (!(name in g)) defineLazy(g, name, lazy[name]);
   });
 
-  var make = factories();
-  var builtinCache = Object.create(null);
-  var moduleCache = Object.create(null);
   var pathMod = null;
   function path() { return pathMod || (pathMod = require('path-browserify')); }
-
-  function notFound(request, parentFile) {
-    var err = new Error("Cannot find module '" + request + "'\nRequire stack:\n- " + parentFile +
-      "\ngorender's Node environment (RENDERER_SUPPORT_MODULES) serves these built-ins (also as node:<name>): " +
-      BUILTINS.join(', ') + '; and .js/.json files inside the bundle\'s directory.');
-    err.code = 'MODULE_NOT_FOUND';
-    err.requireStack = [parentFile];
-    return err;
-  }
-
-  function isFile(p) {
-    try {
-      return !host.fsStat(p)[0];
-    } catch (e) {
-      return false;
-    }
-  }
-
-  function resolveFile(request, dir, parentFile) {
-    var base = path().resolve(dir, request);
-    var candidates = [base, base + '.js', base + '.json', base + '.cjs', path().join(base, 'index.js'), path().join(base, 'index.json')];
-    for (var i = 0; i < candidates.length; i++) {
-      if (isFile(candidates[i])) return candidates[i];
-    }
-    throw notFound(request, parentFile);
-  }
-
-  function makeRequire(mod) {
-    function req(id) {
-      if (typeof id !== 'string') throw require('./errors').invalidArgType('id', 'of type string', id);
-      if (id === '') throw require('./errors').invalidArgValue('id', id, 'must be a non-empty string');
-      var name = id.slice(0, 5) === 'node:' ? id.slice(5) : id;
-      if (Object.prototype.hasOwnProperty.call(make, name)) {
-        return builtinCache[name] || (builtinCache[name] = make[name]());
+  var modules = makeModules({
+    builtins: factories(),
+    isFile: function (p) {
+      try {
+        return !host.fsStat(p)[0];
+      } catch (e) {
+        return false;
       }
-      if (name.charAt(0) === '.' || name.charAt(0) === '/') {
-        var file = resolveFile(name, mod.path, mod.filename);
-        return loadFile(file, mod).exports;
-      }
-      throw notFound(id, mod.filename);
-    }
-    req.resolve = function (id) {
-      var name = id.slice(0, 5) === 'node:' ? id.slice(5) : id;
-      if (Object.prototype.hasOwnProperty.call(make, name)) return id;
-      if (name.charAt(0) === '.' || name.charAt(0) === '/') return resolveFile(name, mod.path, mod.filename);
-      throw notFound(id, mod.filename);
-    };
-    req.resolve.paths = function () { return null; };
-    req.cache = moduleCache;
-    req.main = mainModule;
-    req.extensions = Object.create(null);
-    return req;
-  }
-
-  var mainModule = null;
-
-  function Module(filename, parent) {
-    this.id = parent ? filename : '.';
-    this.path = path().dirname(filename);
-    this.exports = {};
-    this.filename = filename;
-    this.loaded = false;
-    this.children = [];
-    this.paths = [];
-    this.parent = parent || null;
-    this.require = makeRequire(this);
-  }
-
-  function loadFile(file, parent) {
-    if (moduleCache[file]) return moduleCache[file];
-    var mod = new Module(file, parent);
-    moduleCache[file] = mod;
-    parent.children.push(mod);
-    try {
-      if (/\.json$/.test(file)) {
-        mod.exports = JSON.parse(host.fsReadText(file));
-      } else {
-        var fn = host.compileModule(host.fsReadText(file), file);
-        fn.call(mod.exports, mod.exports, mod.require, mod, file, mod.path);
-      }
-    } catch (e) {
-      delete moduleCache[file];
-      throw e;
-    }
-    mod.loaded = true;
-    return mod;
-  }
+    },
+    readText: function (p) { return host.fsReadText(p); },
+    compile: function (source, filename) { return host.compileModule(source, filename); },
+    parseJSON: function (text) { return JSON.parse(text); },
+    newExports: function () { return {}; },
+    path: {
+      resolve: function (a, b) { return path().resolve(a, b); },
+      join: function (a, b) { return path().join(a, b); },
+      dirname: function (p) { return path().dirname(p); },
+    },
+    invalidArgType: function (id) { return require('./errors').invalidArgType('id', 'of type string', id); },
+    invalidArgValue: function (id) { return require('./errors').invalidArgValue('id', id, 'must be a non-empty string'); },
+  });
 
   return {
-    builtins: BUILTINS,
+    builtins: makeModules.BUILTINS,
     // runModule evaluates the compiled bundle wrapper as the main module.
     runModule: function (fn, filename, dirname) {
       state.filename = filename;
       state.dirname = dirname;
-      var mod = new Module(filename, null);
-      mod.path = dirname;
-      mainModule = mod;
-      mod.require.main = mod;
-      moduleCache[filename] = mod;
+      var mod = modules.mainModule(filename, dirname);
       var pd = Object.getOwnPropertyDescriptor(g, 'process');
       if (pd && pd.value) pd.value.mainModule = mod;
-      fn.call(mod.exports, mod.exports, mod.require, mod, filename, dirname);
-      mod.loaded = true;
-      return mod.exports;
+      return modules.runMain(mod, fn);
     },
   };
 };

@@ -313,6 +313,11 @@ type Request struct {
 	StreamIdle time.Duration
 	// Updates feeds an incremental render's update chunks; nil for others.
 	Updates *Updates
+	// Deadline is when the render deadline passes (the worker's
+	// RENDERER_RENDER_TIMEOUT from the render's start; zero: none). An
+	// engine that can let a render whose caller left finish in the
+	// background (node) does so only until then.
+	Deadline time.Time
 }
 
 // NewRequest returns a Request over the given runtimes with an empty shared context.

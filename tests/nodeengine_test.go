@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gorender/gorender/gemclient"
 )
 
 // What only the node engine has: processes of its own beside gorender's.
@@ -147,4 +150,45 @@ func TestNodeProcessesDieWithGorender(t *testing.T) {
 	s.signal(t, syscall.SIGKILL)
 	s.waitExit(t, exitTimeout)
 	waitGone(t, kids, 5*time.Second)
+}
+
+// TestNodeClientLeavesASlowRender: a client that leaves while its render
+// runs JavaScript for longer than the cancel grace (250 ms) but within the
+// render deadline does not cost the Node.js process: the render finishes in
+// it and the process serves the next request (before, it was killed as
+// unresponsive and replaced).
+func TestNodeClientLeavesASlowRender(t *testing.T) {
+	skipUnlessNode(t)
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "1", "RENDERER_RENDER_TIMEOUT": "60s"})
+	id := newID("s")
+	s.upload(t, map[string]string{id: markerBundle("kept")}, nil)
+	kids := childrenOf(t, s.cmd.Process.Pid)
+	if len(kids) != 1 {
+		t.Fatalf("%d child processes, want 1", len(kids))
+	}
+	tr := transports[0]
+	gone, leave := context.WithCancel(ctx(t))
+	answered := make(chan error, 1)
+	go func() {
+		_, err := s.gem(tr).RenderRaw(gone, gemclient.Render{BundleID: id, Code: `const end = Date.now() + 1500; while (Date.now() < end) {} 'slow'`})
+		answered <- err
+	}()
+	s.waitScrape(t, 10*time.Second, "the slow render running", func(p promScrape) bool {
+		return p.value("gorender_runtimes_busy", "bundle", id) == 1
+	})
+	leave()
+	if err := <-answered; err == nil {
+		t.Fatal("the request whose client left was answered")
+	}
+	s.render(t, tr, id, "MARKER").want(t, tr, 200, "kept")
+	if now := childrenOf(t, s.cmd.Process.Pid); len(now) != 1 || now[0] != kids[0] {
+		t.Errorf("child processes %v, want the same one (%d)", now, kids[0])
+	}
+	p := s.scrapeMetrics(t)
+	for _, reason := range []string{"unresponsive", "deadline"} {
+		if v := p.value("gorender_engine_process_restarts_total", "reason", reason); v != 0 {
+			t.Errorf("gorender_engine_process_restarts_total{reason=%q} = %v, want 0", reason, v)
+		}
+	}
 }

@@ -208,6 +208,7 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 	if req == nil {
 		req = &jsvm.Request{}
 	}
+	req.Deadline = time.Now().Add(p.cfg.RenderTimeout)
 	if req.Shared == nil {
 		req.Shared = jsvm.NewSharedContext()
 	}

@@ -507,6 +507,63 @@ func TestCancelKeepsTheProcess(t *testing.T) {
 	waitFor(t, 10*time.Second, "the restart counted as unresponsive", func() bool { return e.ProcessRestarts()[reasonUnresponsive] == 1 })
 }
 
+// TestClientLeavesASlowRender: a render whose client leaves while it runs
+// JavaScript longer than the cancel grace, but within its deadline, is
+// answered at the grace and finished by its process, which then serves on:
+// no restart. One still running at its deadline is killed then.
+func TestClientLeavesASlowRender(t *testing.T) {
+	defer func(d time.Duration) { cancelGrace = d }(cancelGrace)
+	cancelGrace = 50 * time.Millisecond
+	e, _ := newEngine(t, config{StubTimers: true})
+	rt := load(t, e, "s", "", `globalThis.finished = false;`)
+	pid := running(t, e, 1)[0].PID
+
+	// 1.5 s of JavaScript, the client gone at once, the deadline a minute
+	// away: answered as canceled, finished in the background.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := jsvm.NewRequest(nil)
+	req.Deadline = time.Now().Add(time.Minute)
+	_, err := rt.Eval(ctx, `const end = Date.now() + 1500; while (Date.now() < end) {} globalThis.finished = true; 'slow'`, req)
+	if re := renderErr(t, err); re.Kind != jsvm.KindCanceled {
+		t.Fatalf("answer %v %q", re.Kind, re.Text)
+	}
+	if rt.Broken() {
+		t.Fatal("the runtime was retired although its process finishes the render")
+	}
+	if got := mustEval(t, rt, "s", `String(globalThis.finished)`); got != "true" {
+		t.Fatalf("the next render saw finished = %s: the slow render did not finish in its process", got)
+	}
+	if p := e.Processes(); len(p) != 1 || p[0].PID != pid {
+		t.Errorf("processes %+v, want the same one (pid %d)", p, pid)
+	}
+	for reason, n := range e.ProcessRestarts() {
+		if n != 0 {
+			t.Errorf("%d restarts for %s, want none", n, reason)
+		}
+	}
+
+	// A render still running at its deadline costs its process then.
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	req = jsvm.NewRequest(nil)
+	req.Deadline = time.Now().Add(300 * time.Millisecond)
+	_, err = rt.Eval(ctx, `while (true) {}`, req)
+	if re := renderErr(t, err); re.Kind != jsvm.KindCanceled {
+		t.Fatalf("answer %v %q", re.Kind, re.Text)
+	}
+	waitFor(t, 30*time.Second, "the process killed at the deadline", func() bool { return e.ProcessRestarts()[reasonDeadline] == 1 })
+	if n := e.ProcessRestarts()[reasonUnresponsive]; n != 0 {
+		t.Errorf("%d restarts as unresponsive, want none", n)
+	}
+	if got := mustEval(t, rt, "s", `'<p>after</p>'`); got != "<p>after</p>" {
+		t.Fatalf("the next render answered %q", got)
+	}
+	if p := e.Processes(); len(p) != 1 || p[0].PID == pid {
+		t.Errorf("processes %+v, want a replacement of pid %d", p, pid)
+	}
+}
+
 // TestRecycleAfterMaxRenders: a process is replaced after
 // MaxRendersPerProcess renders, between renders, losing none.
 func TestRecycleAfterMaxRenders(t *testing.T) {

@@ -140,7 +140,8 @@ func (r *bundleRuntime) Eval(ctx context.Context, code string, req *jsvm.Request
 	}
 	started := time.Now()
 	p := r.reserved
-	if p == nil {
+	owned := p == nil
+	if owned {
 		var err error
 		if p, err = r.eng.reserve(ctx, r.prg); err != nil {
 			if ctx.Err() != nil {
@@ -148,10 +149,19 @@ func (r *bundleRuntime) Eval(ctx context.Context, code string, req *jsvm.Request
 			}
 			return jsvm.Result{}, fmt.Errorf("evaluate: %w", err)
 		}
-		defer r.eng.release(p)
 	}
 	rn := &render{rt: r, p: p, req: req, code: code, started: started}
-	return rn.run(ctx)
+	res, err := rn.run(ctx)
+	switch {
+	case rn.finishing:
+		// The process is released when the render ends (finishLater).
+		if !owned {
+			r.reserved = nil
+		}
+	case owned:
+		r.eng.release(p)
+	}
+	return res, err
 }
 
 // render is one Eval on one process.
@@ -163,6 +173,9 @@ type render struct {
 	started time.Time
 	id      uint64
 	funcs   map[string]jsvm.HostFunc
+	// finishing is set when the render's caller was answered and its
+	// process finishes the render in the background (finishLater).
+	finishing bool
 }
 
 func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
@@ -215,6 +228,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 		idleC         <-chan time.Time
 		graceC        <-chan time.Time
 		stopped       error // the answer, once gorender asked the render to stop
+		streaming     bool  // the answer started streaming
 	)
 	defer func() {
 		if idle != nil {
@@ -285,6 +299,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 				if req.Sink == nil {
 					return rn.protocolError(fmt.Errorf("%w: a stream started without a sink", errProtocol))
 				}
+				streaming = true
 				if err := req.Sink.Start(); err != nil {
 					stop("client", &jsvm.RenderError{Kind: jsvm.KindCanceled, Text: jsvm.CanceledText})
 					continue
@@ -346,11 +361,46 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 			}
 			stop("interrupt", jsvm.InterruptedError(ctx, rn.started))
 		case <-graceC:
+			// A render asked to stop that did not within the grace is
+			// running JavaScript. Before its deadline it may be merely
+			// slow: its caller is answered now and its process finishes
+			// it, then serves on (a replacement would cost a start, the
+			// bundles' loads and a cold V8). Streams and incremental
+			// renders have no deadline past their start, so they are
+			// stopped here.
+			if !streaming && req.Updates == nil && time.Until(req.Deadline) > 0 {
+				rn.finishLater(req.Deadline)
+				return jsvm.Result{}, stopped
+			}
 			p.kill(reasonUnresponsive)
 			r.broken = true
 			return jsvm.Result{}, stopped
 		}
 	}
+}
+
+// finishLater lets the process finish a render whose caller was answered:
+// it is released once its done frame arrives, and killed at the render
+// deadline if it has not ended by then (counted as a deadline kill).
+func (rn *render) finishLater(deadline time.Time) {
+	rn.finishing = true
+	e, p, id := rn.rt.eng, rn.p, rn.id
+	go func() {
+		defer e.release(p)
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		for {
+			select {
+			case f, ok := <-p.frames:
+				if !ok || (f.h.R == id && f.h.T == "done") {
+					return
+				}
+			case <-timer.C:
+				p.kill(reasonDeadline)
+				return
+			}
+		}
+	}()
 }
 
 // pastDeadline reports whether ctx ended at a render deadline rather than

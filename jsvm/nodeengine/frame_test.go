@@ -127,10 +127,14 @@ func TestWritePartsThroughAPipe(t *testing.T) {
 		done <- writeParts(w, head, body)
 		w.Close()
 	}()
+	pr, err := newPipeReader(r)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got bytes.Buffer
 	buf := make([]byte, 50_000)
 	for {
-		n, err := r.Read(buf)
+		n, err := pr.Read(buf)
 		got.Write(buf[:n])
 		if err == io.EOF {
 			break

@@ -1,6 +1,7 @@
 package nodeengine
 
 import (
+	"io"
 	"os"
 	"syscall"
 	"unsafe"
@@ -38,6 +39,14 @@ func setPipeSize(f *os.File, size int) {
 	}
 }
 
+// The pipes are non-blocking (the runtime's poller waits for them), so a
+// read or write returns at once; they are made as raw system calls, which
+// the Go scheduler does not see. A write wakes the executor, which on a
+// shared CPU runs at once and may render before the write returns: seen
+// as a system call that long, it had sysmon hand gorender's one P to
+// another thread (and wake itself every 20 µs), so that each render cost
+// gorender several thread switches more than the round trip's own.
+
 // writeParts writes head, then body, to the pipe f in as few system calls
 // as the pipe allows (writev): a frame's header and body arrive together,
 // so the executor wakes once for them, not once for the header and again
@@ -60,7 +69,7 @@ func writeParts(f *os.File, head []byte, body string) error {
 					n++
 				}
 			}
-			w, _, errno := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(n))
+			w, _, errno := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(n))
 			switch errno {
 			case 0:
 			case syscall.EINTR:
@@ -81,4 +90,47 @@ func writeParts(f *os.File, head []byte, body string) error {
 		return err
 	}
 	return werr
+}
+
+// pipeReader reads the pipe f: through the poller when it is empty, with
+// raw read system calls (see above).
+type pipeReader struct{ rc syscall.RawConn }
+
+func newPipeReader(f *os.File) (io.Reader, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return pipeReader{rc}, nil
+}
+
+func (r pipeReader) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	var (
+		n     uintptr
+		errno syscall.Errno
+	)
+	err := r.rc.Read(func(fd uintptr) bool {
+		for {
+			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+			switch errno {
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false // wait until the executor writes
+			}
+			return true
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, os.NewSyscallError("read", errno)
+	case n == 0:
+		return 0, io.EOF
+	}
+	return int(n), nil
 }

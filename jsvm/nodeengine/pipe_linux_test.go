@@ -1,9 +1,11 @@
 package nodeengine
 
 import (
+	"io"
 	"os"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestPipeSize: the pipes to an executor get the sizes asked for.
@@ -32,5 +34,50 @@ func TestPipeSize(t *testing.T) {
 		if int(got) != size {
 			t.Errorf("pipe size %d, want %d", got, size)
 		}
+	}
+}
+
+// TestPipeReaderWaits: a read of an empty pipe waits (in the poller) until
+// the executor writes, takes what is there, and ends with io.EOF once the
+// other end is closed.
+func TestPipeReaderWaits(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pr, err := newPipeReader(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type read struct {
+		s   string
+		err error
+	}
+	reads := make(chan read)
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			n, err := pr.Read(buf)
+			reads <- read{string(buf[:n]), err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case got := <-reads:
+		t.Fatalf("a read of an empty pipe returned %q, %v", got.s, got.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if _, err := w.WriteString("frame"); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-reads; got.s != "frame" || got.err != nil {
+		t.Fatalf("read %q, %v; want frame", got.s, got.err)
+	}
+	w.Close()
+	if got := <-reads; got.err != io.EOF {
+		t.Fatalf("read %q, %v after the writer closed; want io.EOF", got.s, got.err)
 	}
 }

@@ -2,7 +2,10 @@
 
 package nodeengine
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
 const (
 	requestPipeSize = 0
@@ -20,3 +23,6 @@ func writeParts(f *os.File, head []byte, body string) error {
 	_, err := f.WriteString(body)
 	return err
 }
+
+// newPipeReader reads the pipe f as a file outside Linux.
+func newPipeReader(f *os.File) (io.Reader, error) { return f, nil }

@@ -164,7 +164,14 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 func (p *proc) read(out *os.File, log *slog.Logger) {
 	defer close(p.readDone)
 	defer out.Close()
-	r := bufio.NewReaderSize(out, 64<<10)
+	pr, err := newPipeReader(out)
+	if err != nil {
+		log.Error("node executor's output pipe: a gorender bug; the process is replaced", "node_process", p.slot, "pid", p.pid, "err", err)
+		p.kill(reasonProtocol)
+		close(p.frames)
+		return
+	}
+	r := bufio.NewReaderSize(pr, 64<<10)
 	for {
 		f, err := readFrame(r)
 		if err != nil {

@@ -192,3 +192,40 @@ func TestNodeClientLeavesASlowRender(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeWorkDirOfKilledGorender: the directory holding the executor is
+// removed by Close, which a gorender killed with SIGKILL never runs; the
+// next gorender's start removes it (once it is older than a minute, which
+// the test fakes) and keeps its own. On main before this every such kill
+// left one in the temporary directory for good.
+func TestNodeWorkDirOfKilledGorender(t *testing.T) {
+	skipUnlessNode(t)
+	t.Parallel()
+	tmp := t.TempDir()
+	workDirs := func() []string {
+		dirs, err := filepath.Glob(filepath.Join(tmp, "gorender-node-*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dirs
+	}
+	s := startServer(t, map[string]string{"TMPDIR": tmp, "RENDERER_WORKERS_COUNT": "1"})
+	killed := workDirs()
+	if len(killed) != 1 {
+		t.Fatalf("work directories %v, want 1", killed)
+	}
+	s.signal(t, syscall.SIGKILL)
+	s.waitExit(t, exitTimeout)
+	old := time.Now().Add(-2 * time.Minute)
+	if err := os.Chtimes(killed[0], old, old); err != nil {
+		t.Fatal(err)
+	}
+
+	s = startServer(t, map[string]string{"TMPDIR": tmp, "RENDERER_WORKERS_COUNT": "1"})
+	id := newID("w")
+	s.upload(t, map[string]string{id: markerBundle("up")}, nil)
+	s.render(t, transports[0], id, "MARKER").want(t, transports[0], 200, "up")
+	if now := workDirs(); len(now) != 1 || now[0] == killed[0] {
+		t.Errorf("work directories %v, want one, not the killed gorender's %s", now, killed[0])
+	}
+}

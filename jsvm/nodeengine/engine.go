@@ -65,7 +65,7 @@ type Engine struct {
 	cfg      config
 	log      *slog.Logger
 	node     nodeBinary
-	dir      string // holds executor.js; removed by Close
+	dir      *workDir // holds executor.js; removed by Close
 	executor string
 	childEnv []string
 
@@ -135,14 +135,14 @@ func start(cfg config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "gorender-node-")
+	dir, err := newWorkDir(cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("node engine: %w", err)
 	}
-	executor := filepath.Join(dir, "executor.js")
+	executor := filepath.Join(dir.path, "executor.js")
 	// The executor, with the CommonJS loader every engine shares.
 	if err := os.WriteFile(executor, []byte(executorSource+"\n"+jsenv.NodeModules), 0o400); err != nil {
-		os.RemoveAll(dir)
+		dir.remove()
 		return nil, fmt.Errorf("node engine: write the executor: %w", err)
 	}
 	e := &Engine{
@@ -564,7 +564,7 @@ func (e *Engine) Close() {
 		}
 	}
 	e.supervisors.Wait()
-	os.RemoveAll(e.dir)
+	e.dir.remove()
 }
 
 // Processes implements jsvm.ProcessReporter: the processes running now.

@@ -449,7 +449,7 @@ func TestCloseWithBusyProcesses(t *testing.T) {
 			t.Errorf("process %d still alive after Close", p.PID)
 		}
 	}
-	if _, err := os.Stat(e.dir); !os.IsNotExist(err) {
+	if _, err := os.Stat(e.dir.path); !os.IsNotExist(err) {
 		t.Errorf("the executor's directory is left: %v", err)
 	}
 	if _, err := e.NewRuntime(); err == nil {

@@ -93,7 +93,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 	}
 	cmd := exec.Command(e.node.path, e.node.args(e.executor, e.cfg.ReadRoots, e.heapLimitMiB())...)
 	cmd.Env = e.childEnv
-	cmd.Dir = e.dir
+	cmd.Dir = e.dir.path
 	cmd.ExtraFiles = []*os.File{inR, outW} // the child's fds 3 and 4
 	cmd.Stdout = p.stderr
 	cmd.Stderr = p.stderr

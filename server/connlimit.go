@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"container/list"
 	"context"
 	"net"
@@ -88,7 +87,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		tc := &trackedConn{Conn: c, l: l}
-		tc.r = bufio.NewReaderSize(c, connReadBuffer)
+		tc.reads = newBufferedReads(c)
 		l.mu.Lock()
 		var victim *trackedConn
 		if l.conns.Len() >= l.max || l.untrusted >= l.maxUntrusted {
@@ -149,24 +148,16 @@ func (l *connLimiter) Unauthenticated() int {
 	return l.untrusted
 }
 
-// connReadBuffer is the read buffer of a connection. Go's HTTP/2 server
-// reads the socket unbuffered, a frame header (9 bytes) and then its
-// payload at a time: four read(2) calls for a small request's HEADERS and
-// DATA frames, which one read takes from this buffer. Reads at least this
-// large (a 16 KiB frame's payload, HTTP/1.1's own 4 KiB buffer) go to the
-// socket directly when nothing is buffered.
-const connReadBuffer = 4 << 10
-
 // trackedConn is a connection counted by a connLimiter.
 type trackedConn struct {
 	net.Conn
-	r       *bufio.Reader // over Conn; net/http reads from one goroutine at a time
+	reads   bufferedReads // of Conn (connread.go)
 	l       *connLimiter
 	elem    *list.Element // nil once it no longer counts
 	trusted atomic.Bool   // set under l.mu, read without it
 }
 
-func (c *trackedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c *trackedConn) Read(p []byte) (int, error) { return c.reads.read(p) }
 
 // trust marks the connection authenticated: it is no longer evicted, nor
 // counted against the cap of unauthenticated connections.

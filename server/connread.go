@@ -1,0 +1,113 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// Go's HTTP/2 server reads the socket unbuffered: a frame's 9-byte header,
+// then its payload. A small render request (HEADERS and DATA frames) took
+// four read(2) calls, and a medium page's 137 KB body two per 16 KiB frame;
+// on a VM a syscall costs microseconds. So a connection's small reads are
+// served from a buffer that one read(2) fills with whatever has arrived.
+const (
+	// connReadBuffer is the most one read(2) takes for the buffer: two
+	// 16 KiB frames.
+	connReadBuffer = 32 << 10
+	// directRead: a read at least this large goes straight to the socket
+	// when nothing waits in the buffer (HTTP/1.1 reads into its own 4 KiB
+	// buffer), so those bytes are not copied once more.
+	directRead = 4 << 10
+)
+
+// readBuffers are shared by all connections: a connection holds one only
+// while bytes it has read wait in it, never while it waits for bytes, so
+// an idle connection costs none.
+var readBuffers = sync.Pool{New: func() any { return new([connReadBuffer]byte) }}
+
+// bufferedReads reads a connection through a buffer from readBuffers. Like
+// net/http, it expects one reader at a time.
+type bufferedReads struct {
+	conn net.Conn
+	raw  syscall.RawConn // nil when conn has no descriptor: every read goes to conn
+	buf  *[connReadBuffer]byte
+	next int // buf[next:end] waits to be read
+	end  int
+}
+
+func newBufferedReads(c net.Conn) bufferedReads {
+	b := bufferedReads{conn: c}
+	if sc, ok := c.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			b.raw = raw
+		}
+	}
+	return b
+}
+
+func (b *bufferedReads) read(p []byte) (int, error) {
+	if b.buf != nil {
+		n := copy(p, b.buf[b.next:b.end])
+		b.next += n
+		if b.next == b.end {
+			readBuffers.Put(b.buf)
+			b.buf = nil
+		}
+		return n, nil
+	}
+	if b.raw == nil || len(p) == 0 || len(p) >= directRead {
+		return b.conn.Read(p)
+	}
+	if err := b.fill(); err != nil {
+		return 0, err
+	}
+	return b.read(p)
+}
+
+// fill waits until the socket is readable, holding no buffer, then reads
+// what has arrived into one. The connection's read deadline applies.
+func (b *bufferedReads) fill() error {
+	var n int
+	var errno error
+	err := b.raw.Read(func(fd uintptr) bool {
+		buf := readBuffers.Get().(*[connReadBuffer]byte)
+		for {
+			n, errno = syscall.Read(int(fd), buf[:])
+			if !errors.Is(errno, syscall.EINTR) {
+				break
+			}
+		}
+		if errors.Is(errno, syscall.EAGAIN) {
+			readBuffers.Put(buf)
+			return false // nothing yet: wait for the poller
+		}
+		if n > 0 {
+			b.buf, b.next, b.end = buf, 0, n
+		} else {
+			readBuffers.Put(buf)
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		// Closed, or past the read deadline. net/http tells a read error
+		// it need not answer by its Op, "read" as net.Conn.Read has it.
+		var op *net.OpError
+		if errors.As(err, &op) {
+			named := *op
+			named.Op = "read"
+			return &named
+		}
+		return err
+	case errno != nil:
+		return &net.OpError{Op: "read", Net: b.conn.LocalAddr().Network(), Source: b.conn.LocalAddr(),
+			Addr: b.conn.RemoteAddr(), Err: os.NewSyscallError("read", errno)}
+	case n == 0:
+		return io.EOF
+	}
+	return nil
+}

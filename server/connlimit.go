@@ -88,6 +88,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		}
 		tc := &trackedConn{Conn: c, l: l}
 		tc.reads = newBufferedReads(c)
+		tc.writes = newConnWrites(c)
 		l.mu.Lock()
 		var victim *trackedConn
 		if l.conns.Len() >= l.max || l.untrusted >= l.maxUntrusted {
@@ -152,12 +153,14 @@ func (l *connLimiter) Unauthenticated() int {
 type trackedConn struct {
 	net.Conn
 	reads   bufferedReads // of Conn (connread.go)
+	writes  connWrites    // of Conn (connwrite.go)
 	l       *connLimiter
 	elem    *list.Element // nil once it no longer counts
 	trusted atomic.Bool   // set under l.mu, read without it
 }
 
-func (c *trackedConn) Read(p []byte) (int, error) { return c.reads.read(p) }
+func (c *trackedConn) Read(p []byte) (int, error)  { return c.reads.read(p) }
+func (c *trackedConn) Write(p []byte) (int, error) { return c.writes.write(p) }
 
 // trust marks the connection authenticated: it is no longer evicted, nor
 // counted against the cap of unauthenticated connections.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"sync"
 	"syscall"
 )
@@ -40,13 +39,7 @@ type bufferedReads struct {
 }
 
 func newBufferedReads(c net.Conn) bufferedReads {
-	b := bufferedReads{conn: c}
-	if sc, ok := c.(syscall.Conn); ok {
-		if raw, err := sc.SyscallConn(); err == nil {
-			b.raw = raw
-		}
-	}
-	return b
+	return bufferedReads{conn: c, raw: rawConnOf(c)}
 }
 
 func (b *bufferedReads) read(p []byte) (int, error) {
@@ -59,8 +52,11 @@ func (b *bufferedReads) read(p []byte) (int, error) {
 		}
 		return n, nil
 	}
-	if b.raw == nil || len(p) == 0 || len(p) >= directRead {
+	if b.raw == nil || len(p) == 0 {
 		return b.conn.Read(p)
+	}
+	if len(p) >= directRead {
+		return b.readDirect(p)
 	}
 	if err := b.fill(); err != nil {
 		return 0, err
@@ -76,7 +72,7 @@ func (b *bufferedReads) fill() error {
 	err := b.raw.Read(func(fd uintptr) bool {
 		buf := readBuffers.Get().(*[connReadBuffer]byte)
 		for {
-			n, errno = syscall.Read(int(fd), buf[:])
+			n, errno = rawRead(fd, buf[:])
 			if !errors.Is(errno, syscall.EINTR) {
 				break
 			}
@@ -92,20 +88,37 @@ func (b *bufferedReads) fill() error {
 		}
 		return true
 	})
+	return b.readError(err, errno, n)
+}
+
+// readDirect reads into p straight from the socket, waiting in the poller
+// until it is readable, as net.Conn.Read does.
+func (b *bufferedReads) readDirect(p []byte) (int, error) {
+	var n int
+	var errno error
+	err := b.raw.Read(func(fd uintptr) bool {
+		for {
+			n, errno = rawRead(fd, p)
+			if !errors.Is(errno, syscall.EINTR) {
+				break
+			}
+		}
+		return !errors.Is(errno, syscall.EAGAIN) // nothing yet: wait for the poller
+	})
+	if err := b.readError(err, errno, n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// readError is the error of a read that returned n bytes: err from the
+// RawConn, errno from read(2).
+func (b *bufferedReads) readError(err, errno error, n int) error {
 	switch {
 	case err != nil:
-		// Closed, or past the read deadline. net/http tells a read error
-		// it need not answer by its Op, "read" as net.Conn.Read has it.
-		var op *net.OpError
-		if errors.As(err, &op) {
-			named := *op
-			named.Op = "read"
-			return &named
-		}
-		return err
+		return connError(b.conn, "read", err)
 	case errno != nil:
-		return &net.OpError{Op: "read", Net: b.conn.LocalAddr().Network(), Source: b.conn.LocalAddr(),
-			Addr: b.conn.RemoteAddr(), Err: os.NewSyscallError("read", errno)}
+		return connError(b.conn, "read", errno)
 	case n == 0:
 		return io.EOF
 	}

@@ -103,6 +103,11 @@ func TestBufferedReadsDeadline(t *testing.T) {
 	if reads.buf != nil {
 		t.Fatal("a connection waiting for bytes holds a buffer")
 	}
+	// A large read, which goes straight to the socket, too.
+	if _, err := reads.read(make([]byte, 16<<10)); !errors.Is(err, os.ErrDeadlineExceeded) ||
+		!errors.As(err, &op) || op.Op != "read" {
+		t.Fatalf("large read past the deadline: %v, want a read timeout", err)
+	}
 	if err := server.SetReadDeadline(time.Time{}); err != nil {
 		t.Fatal(err)
 	}

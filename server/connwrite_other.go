@@ -1,0 +1,9 @@
+//go:build !linux
+
+package server
+
+import "syscall"
+
+func (w connWrites) write(p []byte) (int, error) { return w.conn.Write(p) }
+
+func rawRead(fd uintptr, p []byte) (int, error) { return syscall.Read(int(fd), p) }

@@ -119,17 +119,3 @@ func TestBufferedReadsDeadline(t *testing.T) {
 		t.Fatalf("read after the deadline moved: %q, %v", p[:n], err)
 	}
 }
-
-// TestBufferedReadsWithoutDescriptor: a connection without a descriptor
-// (net.Pipe) is read directly.
-func TestBufferedReadsWithoutDescriptor(t *testing.T) {
-	server, client := net.Pipe()
-	defer server.Close()
-	defer client.Close()
-	reads := newBufferedReads(server)
-	go func() { _, _ = client.Write([]byte("abc")) }()
-	p := make([]byte, 9)
-	if n, err := reads.read(p); err != nil || string(p[:n]) != "abc" {
-		t.Fatalf("read %q, %v", p[:n], err)
-	}
-}

@@ -124,19 +124,19 @@ func TestRawWritesToAClosedPeer(t *testing.T) {
 	}
 }
 
-// TestRawWritesWithoutDescriptor: a connection without a descriptor
-// (net.Pipe) is written directly.
-func TestRawWritesWithoutDescriptor(t *testing.T) {
+// TestConnWithoutDescriptor: a connection without a descriptor (net.Pipe)
+// is read and written directly, by the conn's own Read and Write.
+func TestConnWithoutDescriptor(t *testing.T) {
 	server, client := net.Pipe()
 	defer server.Close()
 	defer client.Close()
-	w := newConnWrites(server)
-	go func() { _, _ = w.write([]byte("abc")) }()
-	p := make([]byte, 9)
-	if n, err := client.Read(p); err != nil || string(p[:n]) != "abc" {
-		t.Fatalf("read %q, %v", p[:n], err)
-	}
-	if runtime.GOOS == "linux" && w.raw != nil {
+	reads, writes := newBufferedReads(server), newConnWrites(client)
+	if runtime.GOOS == "linux" && (reads.raw != nil || writes.raw != nil) {
 		t.Fatal("net.Pipe has a descriptor")
+	}
+	go func() { _, _ = writes.write([]byte("abc")) }()
+	p := make([]byte, 9)
+	if n, err := reads.read(p); err != nil || string(p[:n]) != "abc" {
+		t.Fatalf("read %q, %v", p[:n], err)
 	}
 }

@@ -52,6 +52,19 @@ var neverYieldingStreams = []struct {
 	{"timer callback", "NeverYields.timer()", true},
 }
 
+// neverYieldingServer starts a server with one runtime per bundle and the
+// stream idle window idle, and uploads neverYieldingBundle.
+func neverYieldingServer(t *testing.T, idle time.Duration) (*server, string) {
+	t.Helper()
+	s := startServer(t, map[string]string{
+		"RENDERER_SUPPORT_MODULES":     "true",
+		"RENDERER_STREAM_IDLE_TIMEOUT": idle.String(), "RENDERER_WORKERS_COUNT": "1",
+	})
+	id := newID("y")
+	s.upload(t, map[string]string{id: neverYieldingBundle}, nil)
+	return s, id
+}
+
 // TestStreamNeverYields: a streamed render whose JavaScript loops forever
 // after its first chunk (in a web stream's pull, a Node Readable's _read, a
 // timer's callback) is stopped by RENDERER_STREAM_IDLE_TIMEOUT like a
@@ -62,12 +75,7 @@ var neverYieldingStreams = []struct {
 func TestStreamNeverYields(t *testing.T) {
 	t.Parallel()
 	const idle = 500 * time.Millisecond
-	s := startServer(t, map[string]string{
-		"RENDERER_SUPPORT_MODULES":     "true",
-		"RENDERER_STREAM_IDLE_TIMEOUT": idle.String(), "RENDERER_WORKERS_COUNT": "1",
-	})
-	id := newID("y")
-	s.upload(t, map[string]string{id: neverYieldingBundle}, nil)
+	s, id := neverYieldingServer(t, idle)
 	ended := 0
 	for _, tr := range transports {
 		for _, c := range neverYieldingStreams {
@@ -113,12 +121,7 @@ func TestStreamNeverYields(t *testing.T) {
 func TestIncrementalNeverYields(t *testing.T) {
 	t.Parallel()
 	const idle = 500 * time.Millisecond
-	s := startServer(t, map[string]string{
-		"RENDERER_SUPPORT_MODULES":     "true",
-		"RENDERER_STREAM_IDLE_TIMEOUT": idle.String(), "RENDERER_WORKERS_COUNT": "1",
-	})
-	id := newID("y")
-	s.upload(t, map[string]string{id: neverYieldingBundle}, nil)
+	s, id := neverYieldingServer(t, idle)
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			inc := s.startIncremental(t, tr, id, firstLine("NeverYields.timer()", nil, nil))

@@ -23,6 +23,21 @@ func skipUnlessNode(t *testing.T) {
 	}
 }
 
+// nodeServer starts a server with env (RENDERER_WORKERS_COUNT among it),
+// uploads a marker bundle answering marker, and returns them with the
+// server's Node.js processes, one per worker.
+func nodeServer(t *testing.T, env map[string]string, marker string) (*server, string, []int) {
+	t.Helper()
+	s := startServer(t, env)
+	id := newID("s")
+	s.upload(t, map[string]string{id: markerBundle(marker)}, nil)
+	kids := childrenOf(t, s.cmd.Process.Pid)
+	if want, _ := strconv.Atoi(env["RENDERER_WORKERS_COUNT"]); len(kids) != want {
+		t.Fatalf("%d child processes, want %d", len(kids), want)
+	}
+	return s, id, kids
+}
+
 // childrenOf lists the processes whose parent is pid (from /proc).
 func childrenOf(t *testing.T, pid int) []int {
 	t.Helper()
@@ -111,13 +126,7 @@ func TestNodeProcessesAndMemory(t *testing.T) {
 func TestNodeShutdownWithBusyProcesses(t *testing.T) {
 	skipUnlessNode(t)
 	t.Parallel()
-	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "2", "RENDERER_SHUTDOWN_TIMEOUT": "1s"})
-	id := newID("s")
-	s.upload(t, map[string]string{id: markerBundle("x")}, nil)
-	kids := childrenOf(t, s.cmd.Process.Pid)
-	if len(kids) != 2 {
-		t.Fatalf("%d child processes, want 2", len(kids))
-	}
+	s, id, kids := nodeServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "2", "RENDERER_SHUTDOWN_TIMEOUT": "1s"}, "x")
 	for _, tr := range transports {
 		s.startRender(t, tr, id, runaway)
 	}
@@ -136,13 +145,7 @@ func TestNodeShutdownWithBusyProcesses(t *testing.T) {
 func TestNodeProcessesDieWithGorender(t *testing.T) {
 	skipUnlessNode(t)
 	t.Parallel()
-	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "2"})
-	id := newID("s")
-	s.upload(t, map[string]string{id: markerBundle("x")}, nil)
-	kids := childrenOf(t, s.cmd.Process.Pid)
-	if len(kids) != 2 {
-		t.Fatalf("%d child processes, want 2", len(kids))
-	}
+	s, id, kids := nodeServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "2"}, "x")
 	s.startRender(t, transports[0], id, runaway)
 	s.waitScrape(t, 10*time.Second, "a runaway render", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 1
@@ -160,13 +163,7 @@ func TestNodeProcessesDieWithGorender(t *testing.T) {
 func TestNodeClientLeavesASlowRender(t *testing.T) {
 	skipUnlessNode(t)
 	t.Parallel()
-	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "1", "RENDERER_RENDER_TIMEOUT": "60s"})
-	id := newID("s")
-	s.upload(t, map[string]string{id: markerBundle("kept")}, nil)
-	kids := childrenOf(t, s.cmd.Process.Pid)
-	if len(kids) != 1 {
-		t.Fatalf("%d child processes, want 1", len(kids))
-	}
+	s, id, kids := nodeServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "1", "RENDERER_RENDER_TIMEOUT": "60s"}, "kept")
 	tr := transports[0]
 	gone, leave := context.WithCancel(ctx(t))
 	answered := make(chan error, 1)

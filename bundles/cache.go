@@ -38,6 +38,9 @@ type Cache struct {
 	stored    chan struct{}
 	noDirLock sync.Once // warn once that flock is not available
 
+	heldMu sync.Mutex
+	held   map[string]int // bundle id → holds this process has on it (Hold)
+
 	// Lock-file timings and PruneMinIdle; tests shorten them.
 	lockStale    time.Duration
 	lockPoll     time.Duration
@@ -64,6 +67,7 @@ func Open(root string, logger *slog.Logger) (*Cache, error) {
 		root:         abs,
 		logger:       logger.With("component", "bundles"),
 		locks:        keyedMutex{m: make(map[string]*keyedEntry)},
+		held:         make(map[string]int),
 		stored:       make(chan struct{}, 1),
 		lockStale:    defaultLockStale,
 		lockPoll:     defaultLockPoll,
@@ -107,11 +111,20 @@ func (c *Cache) Has(id string) bool {
 }
 
 // Missing returns the ids of ids that are not present (see Has), in the order
-// given; nil when all are present.
+// given; nil when all are present. It is the render path's check (the 410 of
+// PROTOCOL.md §4), so a bundle this process holds counts as present without
+// looking at the disk: nothing that follows the protocol removes a held
+// bundle (every process's pruner skips it, §6.3), and a system call here
+// would be the only one the Go scheduler sees on that path: after an idle
+// spell it wakes the runtime's monitor thread, which then polls every 20 µs
+// and preempts the renders on a shared CPU (a quarter of a node-engine hello
+// render's CPU). A held bundle deleted by hand renders from memory until its
+// runtimes are unloaded; then the next render answers 410 and Rails uploads
+// it again.
 func (c *Cache) Missing(ids []string) []string {
 	var missing []string
 	for _, id := range ids {
-		if !c.Has(id) {
+		if !c.isHeld(id) && !c.Has(id) {
 			missing = append(missing, id)
 		}
 	}

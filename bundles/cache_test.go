@@ -183,6 +183,43 @@ func TestMissing(t *testing.T) {
 	}
 }
 
+// TestMissingHeldBundle: Missing takes a bundle this process holds as
+// present without looking at the disk, so one deleted by hand stays present
+// until its last hold ends; Has always looks.
+func TestMissingHeldBundle(t *testing.T) {
+	c := newTestCache(t)
+	writeFile(t, c.BundlePath("a"), "a")
+	release1, err := c.Hold("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release2, err := c.Hold("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(c.Dir("a")); err != nil {
+		t.Fatal(err)
+	}
+	if c.Has("a") {
+		t.Error("Has(a) after its directory was deleted")
+	}
+	for _, step := range []struct {
+		name    string
+		release func()
+		want    []string
+	}{
+		{"two holds", func() {}, nil},
+		{"one hold left", release1, nil},
+		{"released twice", release1, nil},
+		{"no hold", release2, []string{"a"}},
+	} {
+		step.release()
+		if got := c.Missing([]string{"a"}); !slices.Equal(got, step.want) {
+			t.Errorf("%s: Missing(a) = %q, want %q", step.name, got, step.want)
+		}
+	}
+}
+
 func TestReadBundle(t *testing.T) {
 	c := newTestCache(t)
 	writeFile(t, c.BundlePath("a"), "bundle a")

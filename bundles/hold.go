@@ -38,13 +38,28 @@ func (c *Cache) Hold(id string) (release func(), err error) {
 		return nil, fmt.Errorf("hold bundle %s: %w", id, fs.ErrNotExist)
 	}
 	c.touch(id)
+	c.heldMu.Lock()
+	c.held[id]++
+	c.heldMu.Unlock()
 	var once sync.Once
 	return func() { once.Do(func() { c.unhold(id, f) }) }, nil
+}
+
+// isHeld reports whether this process holds bundle id.
+func (c *Cache) isHeld(id string) bool {
+	c.heldMu.Lock()
+	defer c.heldMu.Unlock()
+	return c.held[id] > 0
 }
 
 // unhold ends a hold: the directory's mtime is refreshed before the lock
 // goes, so a pruner that takes the directory next sees it as just used.
 func (c *Cache) unhold(id string, f *os.File) {
+	c.heldMu.Lock()
+	if c.held[id]--; c.held[id] <= 0 {
+		delete(c.held, id)
+	}
+	c.heldMu.Unlock()
 	c.touch(id)
 	if err := f.Close(); err != nil {
 		c.logger.Warn("releasing bundle hold", "bundle", id, "error", err)

@@ -180,6 +180,30 @@ func TestMaxVMPoolSize(t *testing.T) {
 	})
 }
 
+// TestBundleDeletedByHand: a loaded bundle renders from memory after its
+// files are deleted by hand (the render path does not look at the disk for
+// a bundle the process holds, docs/PROTOCOL.md §4); once MAX_VM_POOL_SIZE
+// evicts it, its next render answers 410, and an upload brings it back.
+func TestBundleDeletedByHand(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, tr transport) {
+		s := startServer(t, map[string]string{"MAX_VM_POOL_SIZE": "1"})
+		kept, other := newID("s"), newID("s")
+		s.upload(t, map[string]string{kept: markerBundle("kept"), other: markerBundle("other")}, nil)
+		s.render(t, tr, kept, "MARKER").want(t, tr, http.StatusOK, "kept")
+		if err := os.RemoveAll(filepath.Join(s.cache, kept)); err != nil {
+			t.Fatal(err)
+		}
+		s.render(t, tr, kept, "MARKER").want(t, tr, http.StatusOK, "kept")
+		s.render(t, tr, other, "MARKER").want(t, tr, http.StatusOK, "other") // evicts kept
+		r := s.render(t, tr, kept, "MARKER")
+		r.want(t, tr, http.StatusGone, "No bundle uploaded")
+		r.wantNoCacheText(t)
+		s.upload(t, map[string]string{kept: markerBundle("kept")}, nil)
+		s.render(t, tr, kept, "MARKER").want(t, tr, http.StatusOK, "kept")
+	})
+}
+
 // jsonEqual compares two JSON texts as values.
 func jsonEqual(t *testing.T, a, b string) bool {
 	t.Helper()

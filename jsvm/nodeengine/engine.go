@@ -278,6 +278,9 @@ func (e *Engine) supervise(slot int, first chan<- error) {
 			return
 		}
 		if err != nil {
+			e.mu.Lock()
+			e.restarts[reasonStart]++
+			e.mu.Unlock()
 			e.log.Error("node process failed to start", "node_process", slot, "err", err, "retry_in", backoff)
 			select {
 			case <-e.done:

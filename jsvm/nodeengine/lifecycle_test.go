@@ -586,6 +586,37 @@ func TestRecycleAfterMaxRenders(t *testing.T) {
 	}
 }
 
+// TestFailedStartsCounted: a process that cannot be started again (here a
+// node that exits at once after its first start) counts each failed
+// attempt under the "start" reason, and the slot comes back once node
+// starts again.
+func TestFailedStartsCounted(t *testing.T) {
+	real, err := findNode("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(t.TempDir(), "broken")
+	node := fakeNode(t, `case "$1" in --version) exec `+real.path+` --version;; esac
+[ -e `+broken+` ] && exit 9
+touch `+broken+`
+exec `+real.path+` "$@"`)
+	e, _ := newEngine(t, config{NodePath: node, MaxRendersPerProcess: 1, StubTimers: true})
+	rt := load(t, e, "b", "", `var x = 'ok';`)
+	if got := mustEval(t, rt, "b", "x"); got != "ok" {
+		t.Fatal(got)
+	}
+	waitFor(t, 30*time.Second, "two failed starts", func() bool { return e.ProcessRestarts()[reasonStart] >= 2 })
+	if err := os.Remove(broken); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustEval(t, rt, "b", "x"); got != "ok" {
+		t.Errorf("after node starts again: %q", got)
+	}
+	if got := e.ProcessRestarts()[reasonRecycled]; got < 1 {
+		t.Errorf("restarts for recycled = %d, want at least 1 (all: %v)", got, e.ProcessRestarts())
+	}
+}
+
 // TestRestartOnSchedule: every RestartInterval each process is replaced,
 // one at a time, and renders carry on meanwhile.
 func TestRestartOnSchedule(t *testing.T) {

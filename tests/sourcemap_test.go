@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // The source-mapped fixture (tests/testdata/sourcemap, built by its
@@ -234,6 +235,118 @@ const codes = JSON.parse(process.argv[2]);
 		for _, f := range frames {
 			if !strings.Contains(stacks[code], "/"+f+")") {
 				t.Errorf("%s: Node's stack does not show %s:\n%s", code, f, stacks[code])
+			}
+		}
+	}
+}
+
+// The non-ASCII fixture (tests/testdata/sourcemap/src/unicode.js): its one
+// minified line has 2-, 3- and 4-byte UTF-8 characters before every frame,
+// which are 1 or 2 UTF-16 code units (the unit of source maps and V8), and
+// golden/unicode.json holds the frames Node prints for each call (its
+// record.mjs).
+const (
+	unicodeBundle = "sourcemap/bundles/sourcemap-unicode.js"
+	unicodeBanner = "Grüße, 世界 😀: "
+)
+
+// TestSourceMapColumnsAfterNonASCII: after non-ASCII text on a bundle's
+// line, every engine's frames show the columns Node shows. Mapped frames,
+// through the bundle's map, with and without the engine's rewrites (goja's
+// lowering and string build, QuickJS's lowering of await): Node's files,
+// lines and columns (QuickJS: lines; its columns are its own, README
+// "Source maps"). Unmapped frames (no map uploaded), in the error answers
+// and getStackTrace: the same columns as the same bundle whose non-ASCII
+// text is replaced by as many UTF-16 code units of ASCII, and on node all of
+// Node's frames, on goja the frame of the throw (its call frames point at
+// the call's parenthesis, V8's at the callee). Before this, goja counted
+// bytes and QuickJS characters: mapped frames pointed elsewhere.
+func TestSourceMapColumnsAfterNonASCII(t *testing.T) {
+	t.Parallel()
+	bundle := testdata(t, unicodeBundle)
+	sourceMap := map[string]string{"sourcemap-unicode.js.map": testdata(t, unicodeBundle+".map")}
+	var golden struct {
+		Calls map[string]struct{ Bundle, Mapped []string }
+	}
+	if err := json.Unmarshal([]byte(testdata(t, "sourcemap/golden/unicode.json")), &golden); err != nil || len(golden.Calls) == 0 {
+		t.Fatalf("golden/unicode.json: %v", err)
+	}
+	// Edits of the same length in UTF-16 keep the map valid: ASCII for the
+	// non-ASCII text; nothing for the engines to rewrite (no \p{…}, no
+	// await) on a server that keeps string builds.
+	ascii := strings.Replace(bundle, unicodeBanner, strings.Repeat("x", len(utf16.Encode([]rune(unicodeBanner)))), 1)
+	plain := strings.Replace(strings.Replace(bundle, `/^\p{L}+$/u`, `/^[A-z]+$/u`, 1), "await null", "void  null", 1)
+	if ascii == bundle || strings.Contains(plain, "await") || strings.Contains(plain, `\p{L}`) {
+		t.Fatal("the fixture has no banner, no /^\\p{L}+$/u regex or no \"await null\"")
+	}
+	h2 := transports[0]
+	s := startServer(t, nil)
+	kept := startServer(t, map[string]string{"RENDERER_REWRITE_STRING_BUILDS": "false"})
+	mapped, asciiMapped, none, asciiNone := newID("u"), newID("u"), newID("u"), newID("u")
+	s.upload(t, map[string]string{mapped: bundle}, sourceMap)
+	s.upload(t, map[string]string{asciiMapped: ascii}, sourceMap)
+	s.upload(t, map[string]string{none: bundle}, nil)
+	s.upload(t, map[string]string{asciiNone: ascii}, nil)
+	plainAscii := strings.Replace(plain, unicodeBanner, strings.Repeat("x", len(utf16.Encode([]rune(unicodeBanner)))), 1)
+	plainMapped, plainNone, plainAsciiNone := newID("u"), newID("u"), newID("u")
+	kept.upload(t, map[string]string{plainMapped: plain}, sourceMap)
+	kept.upload(t, map[string]string{plainNone: plain}, nil)
+	kept.upload(t, map[string]string{plainAsciiNone: plainAscii}, nil)
+
+	frames := func(s *server, id, code string, re *regexp.Regexp) []string {
+		t.Helper()
+		r := s.render(t, h2, id, code)
+		status := http.StatusBadRequest
+		if code == "SourceMapUnicode.where()" {
+			status = http.StatusOK
+		}
+		r.wantStatus(t, h2, status)
+		got := re.FindAllString(r.Body, -1)
+		for i, f := range got {
+			got[i] = strings.Replace(f, id+".js", "sourcemap-unicode.js", 1)
+		}
+		if len(got) == 0 {
+			t.Errorf("bundle %s, %s: no frame:\n%s", id, code, r.Body)
+		}
+		return got
+	}
+	bundleFrame := regexp.MustCompile(`rorp-v2-u-[0-9a-f]+\.js:\d+:\d+`)
+	lineOnly := func(fs []string) []string {
+		out := make([]string, len(fs))
+		for i, f := range fs {
+			out[i] = f[:strings.LastIndexByte(f, ':')]
+		}
+		return out
+	}
+	for code, node := range golden.Calls {
+		// Mapped.
+		want := node.Mapped
+		for _, c := range []struct {
+			s  *server
+			id string
+		}{{s, mapped}, {s, asciiMapped}, {kept, plainMapped}} {
+			got := frames(c.s, c.id, code, sourceFrames)
+			if testEngine == "quickjs" {
+				got, want = lineOnly(got), lineOnly(node.Mapped)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("bundle %s, %s: mapped frames %q, Node's %q", c.id, code, got, want)
+			}
+		}
+		// Unmapped, rewritten by the engine and not.
+		for _, c := range []struct {
+			s              *server
+			unicode, ascii string
+		}{{s, none, asciiNone}, {kept, plainNone, plainAsciiNone}} {
+			u, a := frames(c.s, c.unicode, code, bundleFrame), frames(c.s, c.ascii, code, bundleFrame)
+			if !slices.Equal(u, a) {
+				t.Errorf("bundle %s, %s: frames %q, without its non-ASCII text %q", c.unicode, code, u, a)
+			}
+			switch {
+			case testEngine == "node" && !slices.Equal(u, node.Bundle):
+				t.Errorf("bundle %s, %s: frames %q, Node's %q", c.unicode, code, u, node.Bundle)
+			case testEngine == "goja" && code != "SourceMapUnicode.where()" && (len(u) == 0 || u[0] != node.Bundle[0]):
+				t.Errorf("bundle %s, %s: the throw's frame in %q, Node's %s", c.unicode, code, u, node.Bundle[0])
 			}
 		}
 	}

@@ -123,6 +123,8 @@ type program struct {
 	// codeSum: the inproc.Checksum of the code compiled, before the
 	// CommonJS wrapper, when it is not the bundle.
 	codeSum uint32
+	// columns indexes the text compiled (goja counts columns in bytes).
+	columns *inproc.Columns
 }
 
 // Compile parses the bundle with goja; if goja cannot parse it (async
@@ -159,7 +161,7 @@ func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
 		return nil, fmt.Errorf("compile bundle %s: %w", name, err)
 	}
 	p.prg = prg
-	prog := inproc.NewProgram(name, path, e.opts.SupportModules, p)
+	prog := inproc.NewProgram(name, path, e.opts.SupportModules, p, p.columns)
 	if p.lowered || p.stringBuilds > 0 {
 		prog.SetRewrites(source, p.codeSum, func(source string) (string, transform.Chain, error) {
 			return p.replay(name, source, e.opts.SupportModules)
@@ -200,22 +202,23 @@ func (p *program) replay(name, source string, module bool) (string, transform.Ch
 func (e *Engine) compileBundle(p *program, name, src string) (*goja.Program, error) {
 	if !e.opts.KeepStringBuilds {
 		if out, n, err := transform.RewriteStringBuilds(src); err == nil && n > 0 {
-			if prg, err := e.compile(name, out); err == nil {
-				p.stringBuilds, p.codeSum = n, inproc.Checksum(out)
+			if prg, columns, err := e.compile(name, out); err == nil {
+				p.stringBuilds, p.codeSum, p.columns = n, inproc.Checksum(out), columns
 				return prg, nil
 			}
 		}
 	}
-	prg, err := e.compile(name, src)
+	prg, columns, err := e.compile(name, src)
 	if err == nil && p.lowered {
 		p.codeSum = inproc.Checksum(src)
 	}
+	p.columns = columns
 	return prg, err
 }
 
 // compile compiles a bundle's source, as the CommonJS wrapper with
-// SupportModules.
-func (e *Engine) compile(name, source string) (*goja.Program, error) {
+// SupportModules, and indexes the columns of the text compiled.
+func (e *Engine) compile(name, source string) (*goja.Program, *inproc.Columns, error) {
 	if e.opts.SupportModules {
 		source = transform.WrapModule(source)
 	}
@@ -225,9 +228,13 @@ func (e *Engine) compile(name, source string) (*goja.Program, error) {
 	// lazily and within a bound, from the bundle's own positions.
 	ast, err := goja.Parse(name+".js", source, parser.WithDisableSourceMaps)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return goja.CompileAST(ast, false)
+	prg, err := goja.CompileAST(ast, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return prg, inproc.NewColumns(source, inproc.UTF8Bytes), nil
 }
 
 // StringBuilds reports how many quadratic string builds were rewritten in a
@@ -243,7 +250,7 @@ func StringBuilds(p jsvm.Program) int {
 
 // NewRuntime makes a runtime with the environment installed.
 func (e *Engine) NewRuntime() (jsvm.Runtime, error) {
-	rt, err := inproc.NewRuntime(Name, e.opts, func(h *inproc.Host) (inproc.VM[goja.Value], error) {
+	rt, err := inproc.NewRuntime(Name, inproc.UTF8Bytes, e.opts, func(h *inproc.Host) (inproc.VM[goja.Value], error) {
 		return newVM(h)
 	})
 	if err != nil {

@@ -25,6 +25,8 @@ type hostRuntime interface {
 	exportShared(key any) (string, error)
 	// fire runs a due timer or immediate (last: it will not run again).
 	fire(id int64, last bool) error
+	// utf16 is a stack with its frames' columns in UTF-16 code units.
+	utf16(stack string) string
 	Broken() bool
 }
 

@@ -229,11 +229,12 @@ var Functions = []Function{
 		}
 		return Undefined()
 	}},
-	{"mapStack", func(h *Host, a Args) Reply { // (stack) → the stack in original sources (getStackTrace)
+	{"mapStack", func(h *Host, a Args) Reply { // (stack) → the stack in UTF-16 columns, in original sources (getStackTrace)
+		stack := h.rt.utf16(a.String(0))
 		if h.opts.MapStack == nil {
-			return String(a.String(0))
+			return String(stack)
 		}
-		return String(h.opts.MapStack(a.String(0)))
+		return String(h.opts.MapStack(stack))
 	}},
 	{"runOnOther", func(h *Host, a Args) Reply { // (bundleId, code) → description, or null: run it here
 		text, here, herr := h.rt.runOnOther(a.String(0), a.String(1))

@@ -142,6 +142,9 @@ type Program struct {
 	Module bool
 	// Code is the engine's compiled form.
 	Code any
+	// columns takes the engine's columns in the compiled text to UTF-16
+	// (nil: they are UTF-16's).
+	columns *Columns
 	// rewrites replays the rewrites the engine made to the bundle before
 	// compiling it (SetRewrites); nil when it made none but the wrapper.
 	rewrites func(source string) (string, transform.Chain, error)
@@ -175,7 +178,8 @@ func (p *Program) Rewritten() bool { return p.rewrites != nil }
 
 // BundlePosition takes a position of a program the engine did not rewrite
 // back to the bundle as uploaded (jsvm.BundlePositions): the CommonJS
-// wrapper's header shifts line 1.
+// wrapper's header shifts line 1. Columns are UTF-16 code units, as the
+// runtime's stacks show them (Columns) and source maps count them.
 func (p *Program) BundlePosition(line, column int) (int, int, bool) {
 	if p.Module {
 		return transform.ModulePositions{}.Back(line, column)
@@ -203,9 +207,10 @@ func (p *Program) ReplayRewrites(source string) (func(line, column int) (int, in
 	return chain.Back, chain.Cost(), nil
 }
 
-// NewProgram returns the program of bundle name.
-func NewProgram(name, path string, module bool, code any) *Program {
-	return &Program{name: name, Path: path, Module: module, Code: code}
+// NewProgram returns the program of bundle name; columns indexes the text
+// the engine compiled (NewColumns).
+func NewProgram(name, path string, module bool, code any, columns *Columns) *Program {
+	return &Program{name: name, Path: path, Module: module, Code: code, columns: columns}
 }
 
 // Name is the bundle id the program was compiled for.

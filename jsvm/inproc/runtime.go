@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gorender/gorender/jsvm"
@@ -18,13 +19,20 @@ type Runtime[V any] struct {
 	vm     VM[V]
 	host   Host
 	broken bool
+	// unit is what the engine counts columns in; prg the bundle loaded;
+	// scripts the render's code by the name its frames show
+	// (renderingRequest, updateChunk: the last one).
+	unit    Unit
+	prg     *Program
+	scripts map[string]string
 }
 
 // NewRuntime makes a runtime of the named engine: install builds the
 // engine's VM with the environment installed, binding the host functions to
 // h (see Host).
-func NewRuntime[V any](engine string, opts jsvm.Options, install func(h *Host) (VM[V], error)) (*Runtime[V], error) {
-	r := &Runtime[V]{}
+// The engine counts its stack frames' columns in unit.
+func NewRuntime[V any](engine string, unit Unit, opts jsvm.Options, install func(h *Host) (VM[V], error)) (*Runtime[V], error) {
+	r := &Runtime[V]{unit: unit, scripts: map[string]string{}}
 	r.host = Host{engine: engine, opts: opts, fs: &bundleFS{}, rt: r, alloc: NewAllocLimit(opts)}
 	if opts.RealTimers() {
 		r.host.loop = eventloop.New()
@@ -99,6 +107,7 @@ func (r *Runtime[V]) callString(op Op, args ...any) (string, error) {
 
 // run evaluates code as a global script named name.
 func (r *Runtime[V]) run(name, code string) (V, error) {
+	r.scripts[name] = code
 	v, err := r.vm.RunScript(name, code)
 	return v, r.check(err)
 }
@@ -145,6 +154,7 @@ func (r *Runtime[V]) Load(ctx context.Context, p jsvm.Program) (err error) {
 	if r.host.loop != nil {
 		r.host.loop.Tick()
 	}
+	r.prg = prg
 	value, err := r.vm.RunProgram(prg)
 	err = r.check(err)
 	if err == nil && prg.Module {
@@ -185,7 +195,7 @@ func (r *Runtime[V]) loadError(ctx context.Context, prg *Program, err error) err
 	}
 	var ex *Exception
 	if errors.As(err, &ex) {
-		return fmt.Errorf("load bundle %s: %s\n%s", prg.Name(), ex.Message, ex.Stack)
+		return fmt.Errorf("load bundle %s: %s\n%s", prg.Name(), ex.Message, r.utf16(ex.Stack))
 	}
 	return fmt.Errorf("load bundle %s: %w", prg.Name(), err)
 }
@@ -297,6 +307,7 @@ func (r *Runtime[V]) finish() {
 		_ = r.callDrop(OpEnd)
 	}
 	r.host.ctx, r.host.req = nil, nil
+	clear(r.scripts)
 	// A runtime left above its limits would fail the next render.
 	if r.vm.OverLimit() != nil {
 		r.broken = true
@@ -362,7 +373,7 @@ func (r *Runtime[V]) result(ctx context.Context, started time.Time, code string,
 			return jsvm.Result{}, r.renderError(ctx, started, code, err)
 		}
 		if rejected != nil {
-			return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, rejected.Message, rejected.Stack)}
+			return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, rejected.Message, r.utf16(rejected.Stack))}
 		}
 		defer r.vm.Free(&settled)
 		return r.result(ctx, started, code, settled, req, false)
@@ -467,7 +478,7 @@ func (r *Runtime[V]) renderError(ctx context.Context, started time.Time, code st
 	}
 	var ex *Exception
 	if errors.As(err, &ex) {
-		return &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, ex.Message, ex.Stack)}
+		return &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, ex.Message, r.utf16(ex.Stack))}
 	}
 	return &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, err.Error(), "")}
 }
@@ -479,4 +490,41 @@ func (r *Runtime[V]) renderError(ctx context.Context, started time.Time, code st
 func (r *Runtime[V]) Sleeping() bool {
 	loop := r.host.loop
 	return loop != nil && loop.Sleeping()
+}
+
+// utf16 is stack with its frames' columns in UTF-16 code units, as V8 and
+// source maps count them, where the engine counts otherwise: the frames in
+// this runtime's bundle, the render's code, and the bundles of the
+// request's other runtimes (runOnOtherBundle). Everything after the
+// engine (jsvm/sourcemap, the answers) sees UTF-16 columns.
+func (r *Runtime[V]) utf16(stack string) string {
+	scripts := map[string]*Columns{} // indexed once per stack
+	return utf16Frames(stack, func(file string) *Columns {
+		if code, ok := r.scripts[file]; ok {
+			c, done := scripts[file]
+			if !done {
+				c = NewColumns(code, r.unit)
+				scripts[file] = c
+			}
+			return c
+		}
+		return r.bundleColumns(file)
+	})
+}
+
+// bundleColumns is the index of the columns of the bundle file names.
+func (r *Runtime[V]) bundleColumns(file string) *Columns {
+	name, ok := strings.CutSuffix(file, ".js")
+	if !ok {
+		return nil
+	}
+	if r.prg != nil && r.prg.name == name {
+		return r.prg.columns
+	}
+	if r.host.req != nil {
+		if other, ok := runtimeOf[V](r.host.req.Runtimes[name]); ok && other.prg != nil && other.prg.name == name {
+			return other.prg.columns
+		}
+	}
+	return nil
 }

@@ -109,7 +109,7 @@ func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
 		return nil, fmt.Errorf("compile bundle %s: %w", name, err)
 	}
 	p.bytecode = bc
-	prog := inproc.NewProgram(name, path, e.opts.SupportModules, p)
+	prog := inproc.NewProgram(name, path, e.opts.SupportModules, p, inproc.NewColumns(src, inproc.CodePoints))
 	if p.lowered {
 		module := e.opts.SupportModules
 		prog.SetRewrites(source, inproc.Checksum(src), func(source string) (string, transform.Chain, error) {
@@ -217,7 +217,7 @@ func (r *Runtime) MemoryUsage() int64 { return r.vm.memUsed.Load() }
 // NewRuntime makes a runtime with the environment installed.
 func (e *Engine) NewRuntime() (jsvm.Runtime, error) {
 	var v *vm
-	rt, err := inproc.NewRuntime(Name, e.opts, func(h *inproc.Host) (inproc.VM[quickjs.Value], error) {
+	rt, err := inproc.NewRuntime(Name, inproc.CodePoints, e.opts, func(h *inproc.Host) (inproc.VM[quickjs.Value], error) {
 		var err error
 		h.CapAllocations(e.memLimit)
 		v, err = newVM(e, h)

@@ -3,6 +3,8 @@ package transform
 import (
 	"fmt"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-sourcemap/sourcemap"
 )
@@ -41,7 +43,8 @@ func (c Chain) Cost() int64 {
 	return n
 }
 
-// pos is a line (1-based) and column (0-based, in bytes) in a source.
+// pos is a line (1-based) and column (0-based, in UTF-16 code units, as
+// source maps and V8 count them) in a source.
 type pos struct{ line, column int }
 
 func (p pos) before(q pos) bool {
@@ -51,9 +54,24 @@ func (p pos) before(q pos) bool {
 // advance is the position after text, read from p.
 func (p pos) advance(text string) pos {
 	if n := strings.Count(text, "\n"); n > 0 {
-		return pos{p.line + n, len(text) - strings.LastIndexByte(text, '\n') - 1}
+		return pos{p.line + n, utf16Len(text[strings.LastIndexByte(text, '\n')+1:])}
 	}
-	return pos{p.line, p.column + len(text)}
+	return pos{p.line, p.column + utf16Len(text)}
+}
+
+// utf16Len is the length of text in UTF-16 code units.
+func utf16Len(text string) int {
+	n := len(text)
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			n = i
+			for _, r := range text[i:] {
+				n += utf16.RuneLen(r)
+			}
+			break
+		}
+	}
+	return n
 }
 
 // span is one edit in both sources: [out0, out1) of the output replaced
@@ -61,8 +79,8 @@ func (p pos) advance(text string) pos {
 type span struct{ out0, out1, in0, in1 pos }
 
 // Shifts is the positions of a rewrite made of edits at byte offsets
-// (RewriteStringBuilds, WrapModule): between two edits the text is the
-// input's, moved by the edits before it.
+// (RewriteStringBuilds, WrapModule), in UTF-16 columns: between two edits
+// the text is the input's, moved by the edits before it.
 type Shifts []span
 
 // shiftsOf returns the positions of src rewritten by edits (sorted, not

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// position is the line (1-based) and column (0-based) of the first
-// occurrence of needle in src.
+// position is the line (1-based) and column (0-based, in UTF-16 code
+// units) of the first occurrence of needle in src.
 func position(t *testing.T, src, needle string) (int, int) {
 	t.Helper()
 	i := strings.Index(src, needle)
@@ -14,17 +14,18 @@ func position(t *testing.T, src, needle string) (int, int) {
 		t.Fatalf("%q not in %q", needle, src)
 	}
 	line := 1 + strings.Count(src[:i], "\n")
-	return line, i - (strings.LastIndexByte(src[:i], '\n') + 1)
+	return line, utf16Len(src[strings.LastIndexByte(src[:i], '\n')+1 : i])
 }
 
 // TestRewritePositions: every rewrite's positions take a token of its
 // output back to the same token in its input: esbuild's lowering (the
 // source reformatted), the string builds' edits (columns after an edit on a
 // minified line, lines after an edit that removed a line break), the
-// CommonJS wrapper, and all of them chained as goja makes them.
+// CommonJS wrapper, and all of them chained as goja makes them; columns in
+// UTF-16 code units after non-ASCII text, as source maps count them.
 func TestRewritePositions(t *testing.T) {
-	src := "var f=async function(){await null;throw new Error('a')};\n" +
-		`function r(c){let s="",o={push:function(x){return s+=` + "\n" + `x,!0}};c.forEach(x=>o.push(x));return s}var g=/\p{L}/u;throw new Error('b')` + "\n"
+	src := "var u='Grüße 😀';var f=async function(){await null;throw new Error('a')};\n" +
+		`var w="中é😀";function r(c){let s="",o={push:function(x){return s+=` + "\n" + `x,!0}};c.forEach(x=>o.push(x));return s}var g=/\p{L}/u;throw new Error('b')` + "\n"
 	lowered, lowering, err := LowerForGojaPositions("b.js", src, true)
 	if err != nil {
 		t.Fatal(err)

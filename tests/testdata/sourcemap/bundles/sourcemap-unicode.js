@@ -1,0 +1,2 @@
+(()=>{function e(n){if(n&&n.name)return"<p>Hello, "+n.name+"</p>";throw new Error("greet: no user given")}var i="Grüße, 世界 😀: ",c=/^\p{L}+$/u;function o(n){let t="",u={push:function(r){return t+=r,!0}};return n.forEach(r=>u.push(r)),i+t}globalThis.SourceMapUnicode={greet:function(n){return o([e(n)])},name:function(n){if(!c.test(n))throw new Error("kein Name: "+n);return o(["<b>",n,"</b>"])},later:async function(n){return await null,e(n)},where:function(){return getStackTrace()},missing:function(n){return n.user.name}};})();
+//# sourceMappingURL=sourcemap-unicode.js.map

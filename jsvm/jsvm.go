@@ -199,7 +199,8 @@ type Program interface {
 
 // BundlePositions is implemented by a Program whose engine transformed the
 // bundle before compiling it (a wrapper, a lowering, string builds): the
-// positions its errors report (line 1-based, column 0-based) go back to the
+// positions its errors report (line 1-based, column 0-based in UTF-16 code
+// units, as source maps count them) go back to the
 // bundle as uploaded, which source maps describe. Without this method
 // positions are taken as the bundle's.
 type BundlePositions interface {

@@ -38,7 +38,9 @@ import (
 
 // Positions translates a position in the compiled program (the engine's
 // CommonJS wrapper) to the same position in the bundle as uploaded; ok
-// false when it cannot. Lines are 1-based, columns 0-based.
+// false when it cannot. Lines are 1-based, columns 0-based UTF-16 code
+// units, as in source maps and every engine's frames (goja's and QuickJS's
+// are converted by the engine, jsvm/inproc's Columns).
 type Positions func(line, column int) (int, int, bool)
 
 // Rewrites replays an engine's rewrites of a bundle (esbuild's lowering,

@@ -114,41 +114,56 @@ var errProtocol = errors.New("executor protocol error")
 // frameHead encodes the lengths and the header of a frame whose body is
 // bodyLen bytes long; the body follows it on the pipe.
 func frameHead(h *header, bodyLen int) ([]byte, error) {
-	hb, err := json.Marshal(h)
+	buf, err := appendHeader(make([]byte, 8, 8+headerSize(h)), h)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s frame: %w", h.T, err)
 	}
-	buf := make([]byte, 8, 8+len(hb))
-	binary.LittleEndian.PutUint32(buf[0:4], uint32(len(hb)))
+	binary.LittleEndian.PutUint32(buf[0:4], uint32(len(buf)-8))
 	binary.LittleEndian.PutUint32(buf[4:8], uint32(bodyLen))
-	return append(buf, hb...), nil
+	return buf, nil
 }
 
 // readFrame reads one frame. io.EOF means the executor closed its end
 // between frames; anything malformed is errProtocol.
 func readFrame(r *bufio.Reader) (frame, error) {
-	var pre [8]byte
-	if _, err := io.ReadFull(r, pre[:]); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
+	pre, err := r.Peek(8)
+	if err != nil {
+		if errors.Is(err, io.EOF) && len(pre) > 0 {
 			return frame{}, fmt.Errorf("%w: the stream ended inside a frame's lengths", errProtocol)
 		}
 		return frame{}, err
 	}
 	hlen := binary.LittleEndian.Uint32(pre[0:4])
 	blen := binary.LittleEndian.Uint32(pre[4:8])
+	_, _ = r.Discard(8) // peeked: there
 	if hlen == 0 || hlen > maxFrameHeader {
 		return frame{}, fmt.Errorf("%w: header of %d bytes", errProtocol, hlen)
 	}
 	if blen > maxFrameBody {
 		return frame{}, fmt.Errorf("%w: body of %d bytes", errProtocol, blen)
 	}
-	hb := make([]byte, hlen)
-	if _, err := io.ReadFull(r, hb); err != nil {
+	// A header that fits the reader's buffer is read in place (decoding
+	// copies what it keeps).
+	var hb []byte
+	if int(hlen) <= r.Size() {
+		hb, err = r.Peek(int(hlen))
+	} else {
+		hb = make([]byte, hlen)
+		_, err = io.ReadFull(r, hb)
+	}
+	if err != nil {
 		return frame{}, fmt.Errorf("%w: the stream ended inside a frame's header: %v", errProtocol, err)
 	}
 	var f frame
-	if err := json.Unmarshal(hb, &f.h); err != nil {
-		return frame{}, fmt.Errorf("%w: header %.200q: %v", errProtocol, hb, err)
+	if !parseHeader(hb, &f.h) {
+		var h header // its own variable: f stays off the heap
+		if err := json.Unmarshal(hb, &h); err != nil {
+			return frame{}, fmt.Errorf("%w: header %.200q: %v", errProtocol, hb, err)
+		}
+		f.h = h
+	}
+	if int(hlen) <= r.Size() {
+		_, _ = r.Discard(int(hlen)) // peeked: there
 	}
 	if f.h.T == "" {
 		return frame{}, fmt.Errorf("%w: header %.200q has no type", errProtocol, hb)

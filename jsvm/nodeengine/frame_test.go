@@ -35,6 +35,9 @@ func TestFrameRoundTrip(t *testing.T) {
 		{header{T: "render", R: 7, B: "p1", Set: map[string]string{"a": "p1"}, Sink: true, Host: []hostEntry{{Key: "pushProps", Kind: "set", Value: []string{"x"}}}}, []byte("code()")},
 		{header{T: "chunk", R: 7}, big},
 		{header{T: "done", R: 7, Kind: "body"}, nil},
+		// A header larger than the reader's buffer (read into its own
+		// bytes, not in place).
+		{header{T: "loadFailed", B: strings.Repeat("b", 10_000)}, []byte("{}")},
 	}
 	for _, f := range frames {
 		if err := writeFrame(&buf, &f.h, f.body); err != nil {
@@ -47,7 +50,7 @@ func TestFrameRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.h.T != want.h.T || got.h.R != want.h.R || !bytes.Equal(got.body, want.body) {
+		if got.h.T != want.h.T || got.h.R != want.h.R || got.h.B != want.h.B || !bytes.Equal(got.body, want.body) {
 			t.Fatalf("got %+v (%d bytes), want %+v", got.h, len(got.body), want.h)
 		}
 	}

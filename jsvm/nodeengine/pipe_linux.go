@@ -93,37 +93,34 @@ func writeParts(f *os.File, head []byte, body string) error {
 }
 
 // pipeReader reads the pipe f: through the poller when it is empty, with
-// raw read system calls (see above).
-type pipeReader struct{ rc syscall.RawConn }
+// raw read system calls (see above). One goroutine reads it (its fields
+// are the read in progress, so that a read allocates nothing).
+type pipeReader struct {
+	rc    syscall.RawConn
+	read  func(fd uintptr) bool // r.readFD, made once
+	b     []byte
+	n     uintptr
+	errno syscall.Errno
+}
 
 func newPipeReader(f *os.File) (io.Reader, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
-	return pipeReader{rc}, nil
+	r := &pipeReader{rc: rc}
+	r.read = r.readFD
+	return r, nil
 }
 
-func (r pipeReader) Read(b []byte) (int, error) {
+func (r *pipeReader) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	var (
-		n     uintptr
-		errno syscall.Errno
-	)
-	err := r.rc.Read(func(fd uintptr) bool {
-		for {
-			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-			switch errno {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait until the executor writes
-			}
-			return true
-		}
-	})
+	r.b = b
+	err := r.rc.Read(r.read)
+	n, errno := r.n, r.errno
+	r.b, r.n, r.errno = nil, 0, 0
 	switch {
 	case err != nil:
 		return 0, err
@@ -133,4 +130,17 @@ func (r pipeReader) Read(b []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return int(n), nil
+}
+
+func (r *pipeReader) readFD(fd uintptr) bool {
+	for {
+		r.n, _, r.errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.b[0])), uintptr(len(r.b)))
+		switch r.errno {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // wait until the executor writes
+		}
+		return true
+	}
 }

@@ -176,7 +176,8 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 		f, err := readFrame(r)
 		if err != nil {
 			if errors.Is(err, errProtocol) {
-				p.fault.CompareAndSwap(nil, &err)
+				fault := err // its own variable: err stays off the heap
+				p.fault.CompareAndSwap(nil, &fault)
 				log.Error("node executor sent a malformed frame: a gorender bug; the process is replaced", "node_process", p.slot, "pid", p.pid, "err", err)
 				p.kill(reasonProtocol)
 			}

@@ -181,7 +181,8 @@ type render struct {
 func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 	r, p, req := rn.rt, rn.p, rn.req
 	set := make(map[string]string, len(req.Runtimes))
-	progs := []*program{r.prg}
+	progs := make([]*program, 1, 1+len(req.Runtimes))
+	progs[0] = r.prg
 	for id, rt := range req.Runtimes {
 		other, ok := rt.(*bundleRuntime)
 		if !ok || other.prg == nil {

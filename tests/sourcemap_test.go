@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -250,6 +252,12 @@ const (
 	unicodeBanner = "Grüße, 世界 😀: "
 )
 
+// unicodeGolden is golden/unicode.json: per call, Node's frames in the
+// bundle and in the original sources.
+type unicodeGolden struct {
+	Calls map[string]struct{ Bundle, Mapped []string }
+}
+
 // TestSourceMapColumnsAfterNonASCII: after non-ASCII text on a bundle's
 // line, every engine's frames show the columns Node shows. Mapped frames,
 // through the bundle's map, with and without the engine's rewrites (goja's
@@ -265,9 +273,7 @@ func TestSourceMapColumnsAfterNonASCII(t *testing.T) {
 	t.Parallel()
 	bundle := testdata(t, unicodeBundle)
 	sourceMap := map[string]string{"sourcemap-unicode.js.map": testdata(t, unicodeBundle+".map")}
-	var golden struct {
-		Calls map[string]struct{ Bundle, Mapped []string }
-	}
+	var golden unicodeGolden
 	if err := json.Unmarshal([]byte(testdata(t, "sourcemap/golden/unicode.json")), &golden); err != nil || len(golden.Calls) == 0 {
 		t.Fatalf("golden/unicode.json: %v", err)
 	}
@@ -349,5 +355,33 @@ func TestSourceMapColumnsAfterNonASCII(t *testing.T) {
 				t.Errorf("bundle %s, %s: the throw's frame in %q, Node's %s", c.unicode, code, u, node.Bundle[0])
 			}
 		}
+	}
+}
+
+// TestSourceMapUnicodeGoldenAsNode: golden/unicode.json is what the node on
+// PATH prints for the non-ASCII fixture (record.mjs run again).
+func TestSourceMapUnicodeGoldenAsNode(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH (scripts/install-node.sh)")
+	}
+	out := filepath.Join(t.TempDir(), "unicode.json")
+	if b, err := exec.Command(node, filepath.Join("testdata", "sourcemap", "record.mjs"), out).CombinedOutput(); err != nil {
+		t.Fatalf("record.mjs: %v\n%s", err, b)
+	}
+	var got, want unicodeGolden
+	recorded, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(recorded, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(testdata(t, "sourcemap/golden/unicode.json")), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || len(want.Calls) == 0 {
+		t.Errorf("Node prints %+v, the golden holds %+v", got, want)
 	}
 }

@@ -5,6 +5,9 @@
 // the repository root after build.go:
 //
 //	node tests/testdata/sourcemap/record.mjs
+//
+// With a file name argument it writes there instead (the Go test that
+// checks the golden against the node on PATH).
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -45,4 +48,4 @@ for (const code of calls) {
     mapped: mapped[code].match(/src\/[a-z]+\.js:\d+:\d+/g) || [],
   };
 }
-writeFileSync(join(here, 'golden', 'unicode.json'), JSON.stringify(golden, null, 2) + '\n');
+writeFileSync(process.argv[2] || join(here, 'golden', 'unicode.json'), JSON.stringify(golden, null, 2) + '\n');

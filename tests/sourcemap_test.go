@@ -303,7 +303,7 @@ func TestSourceMapColumnsAfterNonASCII(t *testing.T) {
 		t.Helper()
 		r := s.render(t, h2, id, code)
 		status := http.StatusBadRequest
-		if code == "SourceMapUnicode.where()" {
+		if strings.HasSuffix(code, "SourceMapUnicode.where()") {
 			status = http.StatusOK
 		}
 		r.wantStatus(t, h2, status)
@@ -355,6 +355,16 @@ func TestSourceMapColumnsAfterNonASCII(t *testing.T) {
 				t.Errorf("bundle %s, %s: the throw's frame in %q, Node's %s", c.unicode, code, u, node.Bundle[0])
 			}
 		}
+	}
+
+	// The rendering request's own frame, after non-ASCII text in the
+	// request: the column of the same request with ASCII text instead.
+	requestFrame := regexp.MustCompile(`renderingRequest:\d+:\d+|<anonymous>:\d+:\d+`)
+	call := "; SourceMapUnicode.where()"
+	u := frames(s, none, "'"+unicodeBanner+"'"+call, requestFrame)
+	a := frames(s, none, "'"+strings.Repeat("x", len(utf16.Encode([]rune(unicodeBanner))))+"'"+call, requestFrame)
+	if !slices.Equal(u, a) {
+		t.Errorf("the request's frames %q, without its non-ASCII text %q", u, a)
 	}
 }
 

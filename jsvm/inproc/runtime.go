@@ -21,10 +21,11 @@ type Runtime[V any] struct {
 	broken bool
 	// unit is what the engine counts columns in; prg the bundle loaded;
 	// scripts the render's code by the name its frames show
-	// (renderingRequest, updateChunk: the last one).
+	// (renderingRequest, updateChunk: the last one), indexed when a stack
+	// first needs it.
 	unit    Unit
 	prg     *Program
-	scripts map[string]string
+	scripts map[string]script
 }
 
 // NewRuntime makes a runtime of the named engine: install builds the
@@ -32,7 +33,7 @@ type Runtime[V any] struct {
 // h (see Host).
 // The engine counts its stack frames' columns in unit.
 func NewRuntime[V any](engine string, unit Unit, opts jsvm.Options, install func(h *Host) (VM[V], error)) (*Runtime[V], error) {
-	r := &Runtime[V]{unit: unit, scripts: map[string]string{}}
+	r := &Runtime[V]{unit: unit, scripts: map[string]script{}}
 	r.host = Host{engine: engine, opts: opts, fs: &bundleFS{}, rt: r, alloc: NewAllocLimit(opts)}
 	if opts.RealTimers() {
 		r.host.loop = eventloop.New()
@@ -107,7 +108,7 @@ func (r *Runtime[V]) callString(op Op, args ...any) (string, error) {
 
 // run evaluates code as a global script named name.
 func (r *Runtime[V]) run(name, code string) (V, error) {
-	r.scripts[name] = code
+	r.scripts[name] = script{code: code}
 	v, err := r.vm.RunScript(name, code)
 	return v, r.check(err)
 }
@@ -498,18 +499,24 @@ func (r *Runtime[V]) Sleeping() bool {
 // request's other runtimes (runOnOtherBundle). Everything after the
 // engine (jsvm/sourcemap, the answers) sees UTF-16 columns.
 func (r *Runtime[V]) utf16(stack string) string {
-	scripts := map[string]*Columns{} // indexed once per stack
 	return utf16Frames(stack, func(file string) *Columns {
-		if code, ok := r.scripts[file]; ok {
-			c, done := scripts[file]
-			if !done {
-				c = NewColumns(code, r.unit)
-				scripts[file] = c
+		if s, ok := r.scripts[file]; ok {
+			if !s.indexed {
+				s.columns, s.indexed = NewColumns(s.code, r.unit), true
+				r.scripts[file] = s
 			}
-			return c
+			return s.columns
 		}
 		return r.bundleColumns(file)
 	})
+}
+
+// script is code the render ran, and the index of its columns once a stack
+// needed it.
+type script struct {
+	code    string
+	indexed bool
+	columns *Columns
 }
 
 // bundleColumns is the index of the columns of the bundle file names.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -36,14 +37,24 @@ var variantEnv = map[string][]string{
 	"gorender-node": {"RENDERER_JS_ENGINE=node"},
 }
 
-var nextPort = 3810
+// freePort returns a loopback port nothing listens on now. A fixed port
+// range let two benchctl runs on one machine measure each other's servers:
+// a server that cannot bind exits, but the other run's answered /health.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
 
 func startServer(c config, variant, proto string, workers int, cache string) (*server, error) {
-	nextPort++
-	if nextPort > 3890 {
-		nextPort = 3811
+	port, err := freePort()
+	if err != nil {
+		return nil, err
 	}
-	s := &server{variant: variant, port: nextPort, done: make(chan struct{})}
+	s := &server{variant: variant, port: port, done: make(chan struct{})}
 	if cache == "" {
 		cache = filepath.Join(c.outDir, "cache-"+strings.ReplaceAll(variant, "+", "-"))
 	}

@@ -157,10 +157,16 @@ type trackedConn struct {
 	l       *connLimiter
 	elem    *list.Element // nil once it no longer counts
 	trusted atomic.Bool   // set under l.mu, read without it
+	hold    headersHold   // of writes (connhold.go)
 }
 
-func (c *trackedConn) Read(p []byte) (int, error)  { return c.reads.read(p) }
-func (c *trackedConn) Write(p []byte) (int, error) { return c.writes.write(p) }
+func (c *trackedConn) Read(p []byte) (int, error) { return c.reads.read(p) }
+func (c *trackedConn) Write(p []byte) (int, error) {
+	if !holdsHeaders || c.writes.raw == nil {
+		return c.writes.write(p)
+	}
+	return c.hold.write(c.writes, p)
+}
 
 // trust marks the connection authenticated: it is no longer evicted, nor
 // counted against the cap of unauthenticated connections.
@@ -184,6 +190,7 @@ func (c *trackedConn) Close() error {
 	c.l.mu.Lock()
 	c.l.remove(c)
 	c.l.mu.Unlock()
+	c.hold.close()
 	return c.Conn.Close()
 }
 

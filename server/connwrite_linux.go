@@ -63,6 +63,43 @@ func (w connWrites) write(p []byte) (int, error) {
 	return done, nil
 }
 
+// writeNow writes what of p the socket takes now, in one attempt that
+// never waits for the poller (headersHold's sending at holdTime).
+func (w connWrites) writeNow(p []byte) (int, error) {
+	var (
+		done  int
+		errno syscall.Errno
+	)
+	err := w.raw.Write(func(fd uintptr) bool {
+		for done < len(p) {
+			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
+			switch {
+			case e == syscall.EINTR:
+			case e != 0:
+				if e != syscall.EAGAIN {
+					errno = e
+				}
+				return true
+			case n == 0:
+				return true
+			default:
+				done += int(n)
+			}
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return done, connError(w.conn, "write", err)
+	case errno != 0:
+		return done, connError(w.conn, "write", errno)
+	}
+	return done, nil
+}
+
+// holdsHeaders: headersHold needs writeNow's attempt that never waits.
+const holdsHeaders = true
+
 // rawRead reads the non-blocking socket fd into p with a raw system call
 // (see above: a read the scheduler sees wakes an idle sysmon).
 func rawRead(fd uintptr, p []byte) (int, error) {

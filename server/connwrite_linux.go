@@ -29,6 +29,23 @@ func (w connWrites) write(p []byte) (int, error) {
 	if w.raw == nil || len(p) == 0 {
 		return w.conn.Write(p)
 	}
+	done, err := w.rawWrite(p, true)
+	if err == nil && done < len(p) {
+		err = connError(w.conn, "write", io.ErrUnexpectedEOF)
+	}
+	return done, err
+}
+
+// writeNow writes what of p the socket takes now, in one attempt that
+// never waits for the poller (headersHold's sending at holdTime).
+func (w connWrites) writeNow(p []byte) (int, error) {
+	return w.rawWrite(p, false)
+}
+
+// rawWrite writes p with raw system calls until it is all written or an
+// error comes; when the send buffer is full it waits for the poller if
+// wait is set, else it returns what went out.
+func (w connWrites) rawWrite(p []byte, wait bool) (int, error) {
 	var (
 		done  int
 		errno syscall.Errno
@@ -40,48 +57,12 @@ func (w connWrites) write(p []byte) (int, error) {
 			switch {
 			case e == syscall.EINTR:
 			case e == syscall.EAGAIN:
-				return false // the send buffer is full: wait for the poller
+				return !wait // the send buffer is full: wait for the poller, or stop
 			case e != 0:
 				errno = e
 				return true
 			case n == 0:
-				return true // cannot happen on a socket; io.ErrUnexpectedEOF below, as net
-			default:
-				done += int(n)
-			}
-		}
-		return true
-	})
-	switch {
-	case err != nil:
-		return done, connError(w.conn, "write", err)
-	case errno != 0:
-		return done, connError(w.conn, "write", errno)
-	case done < len(p):
-		return done, connError(w.conn, "write", io.ErrUnexpectedEOF)
-	}
-	return done, nil
-}
-
-// writeNow writes what of p the socket takes now, in one attempt that
-// never waits for the poller (headersHold's sending at holdTime).
-func (w connWrites) writeNow(p []byte) (int, error) {
-	var (
-		done  int
-		errno syscall.Errno
-	)
-	err := w.raw.Write(func(fd uintptr) bool {
-		for done < len(p) {
-			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
-			switch {
-			case e == syscall.EINTR:
-			case e != 0:
-				if e != syscall.EAGAIN {
-					errno = e
-				}
-				return true
-			case n == 0:
-				return true
+				return true // cannot happen on a socket; write reports io.ErrUnexpectedEOF, as net
 			default:
 				done += int(n)
 			}

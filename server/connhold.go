@@ -106,17 +106,17 @@ func (h *headersHold) close() {
 
 // HTTP/2 frames (RFC 9113 §4.1): a 9-byte header, then the payload.
 const (
-	frameHeaderLen  = 9
-	frameHeaders    = 0x1
-	flagEndStream   = 0x1
-	flagEndHeaders  = 0x4
-	maxPlausibleLen = holdMax
+	frameHeaderLen = 9
+	frameHeaders   = 0x1
+	flagEndStream  = 0x1
+	flagEndHeaders = 0x4
 )
 
 // endsWithOpenHeaders reports whether p is whole HTTP/2 frames, the last
 // of them a HEADERS frame that ends its header block but not its stream.
 // A write of an HTTP/1.1 connection starts with text, whose first three
-// bytes read as a frame longer than holdMax: it is never held.
+// bytes read as a frame of megabytes, longer than any held write: it is
+// never held.
 func endsWithOpenHeaders(p []byte) bool {
 	last := -1
 	for i := 0; i < len(p); {
@@ -124,7 +124,7 @@ func endsWithOpenHeaders(p []byte) bool {
 			return false
 		}
 		n := int(p[i])<<16 | int(p[i+1])<<8 | int(p[i+2])
-		if n > maxPlausibleLen || n > len(p)-i-frameHeaderLen {
+		if n > len(p)-i-frameHeaderLen {
 			return false
 		}
 		last = i

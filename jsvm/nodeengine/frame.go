@@ -153,7 +153,8 @@ func readFrame(r *bufio.Reader) (frame, error) {
 	// A header that fits the reader's buffer is read in place (decoding
 	// copies what it keeps).
 	var hb []byte
-	if int(hlen) <= r.Size() {
+	inPlace := int(hlen) <= r.Size()
+	if inPlace {
 		hb, err = r.Peek(int(hlen))
 	} else {
 		hb = make([]byte, hlen)
@@ -167,7 +168,7 @@ func readFrame(r *bufio.Reader) (frame, error) {
 		return frame{}, fmt.Errorf("%w: header %.200q: %v", errProtocol, hb, err)
 	}
 	f := frame{h: h}
-	if int(hlen) <= r.Size() {
+	if inPlace {
 		_, _ = r.Discard(int(hlen)) // peeked: there
 	}
 	if f.h.T == "" {

@@ -212,8 +212,16 @@ func freePort(t *testing.T) int {
 // test unless the process exits 0 within 15 s (or the race detector spoke);
 // the server's output is printed when the test failed. A RENDERER_SERVER_BUNDLE_CACHE_PATH in env
 // is used as the cache (to restart on the cache of an earlier process).
+// A server on QuickJS runs the binary built without the race detector, as
+// the whole QuickJS run of the suite does (scripts/test.sh): the detector
+// instruments QuickJS's translated C too, which makes the engine's start
+// (compiling the render environment) about 30 times slower, 10 s on an
+// idle machine and past a minute on a loaded one.
 func startServer(t *testing.T, env map[string]string) *server {
 	t.Helper()
+	if env["RENDERER_JS_ENGINE"] == "quickjs" {
+		return startServerCmd(t, []string{plainBinary(t)}, env)
+	}
 	return startServerCmd(t, nil, env)
 }
 

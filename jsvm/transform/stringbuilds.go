@@ -838,115 +838,71 @@ const (
 )
 
 // declaredIn reports how the statements of a function body declare name,
-// without entering nested functions.
+// without entering nested functions and classes.
 func declaredIn(list []ast.Statement, name string) int {
 	kind := declNone
-	mark := func(k int) {
-		if k > kind {
-			kind = k
+	mark := func(k int) { kind = max(kind, k) }
+	// declares marks a declaration target that mentions name: an identifier
+	// as k, a pattern as declBlock (do not try to place it).
+	declares := func(target ast.Node, k int) {
+		if mentions(target, name) {
+			if _, ok := target.(*ast.Identifier); !ok {
+				k = declBlock
+			}
+			mark(k)
 		}
 	}
-	var visit func(s ast.Statement, top bool)
-	visitBindings := func(list []*ast.Binding, k int) {
-		for _, b := range list {
-			if mentions(b.Target, name) {
-				if _, ok := b.Target.(*ast.Identifier); ok {
-					mark(k)
-				} else {
-					mark(declBlock) // a pattern: do not try to place it
+	for _, top := range list {
+		complete := walkAll(top, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.VariableStatement:
+				for _, b := range n.List {
+					declares(b.Target, declFunction)
 				}
-			}
-		}
-	}
-	visit = func(s ast.Statement, top bool) {
-		switch s := s.(type) {
-		case *ast.VariableStatement:
-			visitBindings(s.List, declFunction)
-		case *ast.LexicalDeclaration:
-			visitBindings(s.List, declBlock)
-		case *ast.FunctionDeclaration:
-			if s.Function.Name != nil && s.Function.Name.Name.String() == name {
-				if top {
-					mark(declFunction)
-				} else {
-					mark(declBlock)
-				}
-			}
-		case *ast.ClassDeclaration:
-			if s.Class.Name != nil && s.Class.Name.Name.String() == name {
-				mark(declBlock)
-			}
-		case *ast.BlockStatement:
-			for _, x := range s.List {
-				visit(x, false)
-			}
-		case *ast.IfStatement:
-			visit(s.Consequent, false)
-			if s.Alternate != nil {
-				visit(s.Alternate, false)
-			}
-		case *ast.WhileStatement:
-			visit(s.Body, false)
-		case *ast.DoWhileStatement:
-			visit(s.Body, false)
-		case *ast.ForStatement:
-			switch in := s.Initializer.(type) {
 			case *ast.ForLoopInitializerVarDeclList:
-				visitBindings(in.List, declFunction)
-			case *ast.ForLoopInitializerLexicalDecl:
-				visitBindings(in.LexicalDeclaration.List, declBlock)
-			}
-			visit(s.Body, false)
-		case *ast.ForInStatement:
-			forInto(s.Into, name, mark)
-			visit(s.Body, false)
-		case *ast.ForOfStatement:
-			forInto(s.Into, name, mark)
-			visit(s.Body, false)
-		case *ast.LabelledStatement:
-			visit(s.Statement, false)
-		case *ast.SwitchStatement:
-			for _, c := range s.Body {
-				for _, x := range c.Consequent {
-					visit(x, false)
+				for _, b := range n.List {
+					declares(b.Target, declFunction)
 				}
-			}
-		case *ast.TryStatement:
-			visit(s.Body, false)
-			if s.Catch != nil {
-				if s.Catch.Parameter != nil && mentions(s.Catch.Parameter, name) {
+			case *ast.ForIntoVar:
+				declares(n.Binding.Target, declFunction)
+			case *ast.LexicalDeclaration:
+				for _, b := range n.List {
+					declares(b.Target, declBlock)
+				}
+			case *ast.ForLoopInitializerLexicalDecl:
+				for _, b := range n.LexicalDeclaration.List {
+					declares(b.Target, declBlock)
+				}
+			case *ast.ForDeclaration:
+				declares(n.Target, declBlock)
+			case *ast.CatchStatement:
+				declares(n.Parameter, declBlock)
+			case *ast.WithStatement:
+				mark(declBlock)
+			case *ast.FunctionDeclaration:
+				if n.Function.Name != nil && n.Function.Name.Name.String() == name {
+					if n == top {
+						mark(declFunction)
+					} else {
+						mark(declBlock)
+					}
+				}
+				return false
+			case *ast.ClassDeclaration:
+				if n.Class.Name != nil && n.Class.Name.Name.String() == name {
 					mark(declBlock)
 				}
-				visit(s.Catch.Body, false)
+				return false
+			case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral, *ast.ClassLiteral:
+				return false
 			}
-			if s.Finally != nil {
-				visit(s.Finally, false)
-			}
-		case *ast.WithStatement:
-			mark(declBlock)
+			return true
+		})
+		if !complete {
+			mark(declBlock) // a node walkAll does not know: do not try to place it
 		}
-	}
-	for _, s := range list {
-		visit(s, true)
 	}
 	return kind
-}
-
-func forInto(into ast.ForInto, name string, mark func(int)) {
-	switch in := into.(type) {
-	case *ast.ForIntoVar:
-		if mentions(in.Binding.Target, name) {
-			if _, ok := in.Binding.Target.(*ast.Identifier); ok {
-				mark(declFunction)
-			} else {
-				mark(declBlock)
-			}
-		}
-	case *ast.ForDeclaration:
-		if mentions(in.Target, name) {
-			mark(declBlock)
-		}
-	}
 }
 
 // mentions reports whether an identifier spelled name occurs anywhere in n

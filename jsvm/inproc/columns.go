@@ -1,11 +1,12 @@
 package inproc
 
 import (
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gorender/gorender/jsvm/sourcemap"
 )
 
 // Unit is what an engine counts a stack frame's column in.
@@ -152,28 +153,17 @@ func (c *Columns) Cost() int64 {
 	return int64(c.n)*8 + int64(len(c.lines))*32
 }
 
-// engineFrame is a position in an engine's stack frame, after "(" or
-// "at ": file:line:column, with goja's program counter "(n)" after it
-// (kept).
-var engineFrame = regexp.MustCompile(`([(\s])([A-Za-z0-9_][A-Za-z0-9._-]*):(\d+):(\d+)`)
-
 // utf16Frames rewrites the columns of stack's frames in the files columns
 // knows (nil for files whose columns are UTF-16's) to UTF-16 code units.
 func utf16Frames(stack string, columns func(file string) *Columns) string {
 	if !strings.Contains(stack, ":") {
 		return stack
 	}
-	return engineFrame.ReplaceAllStringFunc(stack, func(match string) string {
-		sub := engineFrame.FindStringSubmatch(match)
-		c := columns(sub[2])
-		if c == nil {
-			return match
+	return sourcemap.ReplaceFrames(stack, func(f sourcemap.Frame) (string, bool) {
+		c := columns(f.File)
+		if c == nil || f.Dir != "" || f.Column < 1 {
+			return "", false
 		}
-		line, err1 := strconv.Atoi(sub[3])
-		column, err2 := strconv.Atoi(sub[4])
-		if err1 != nil || err2 != nil || column < 1 {
-			return match
-		}
-		return sub[1] + sub[2] + ":" + sub[3] + ":" + strconv.Itoa(c.UTF16(line, column-1)+1)
+		return f.File + ":" + strconv.Itoa(f.Line) + ":" + strconv.Itoa(c.UTF16(f.Line, f.Column-1)+1) + f.PC, true
 	})
 }

@@ -46,11 +46,13 @@ func TestColumns(t *testing.T) {
 }
 
 // TestUTF16Frames: the frames of goja's form (with its program counter)
-// and QuickJS's, in a file with an index, get UTF-16 columns; others stay.
+// and QuickJS's, in a file with an index, get UTF-16 columns, and so does
+// any other position jsvm/sourcemap would map (after "@" here); a file
+// with a directory (never an in-process engine's) and others stay.
 func TestUTF16Frames(t *testing.T) {
 	c := NewColumns("var s='éé';\nvar t='😀';f()", UTF8Bytes)
-	stack := "Error: x\n\tat f (b.js:1:12(3))\n\tat b.js:2:14\n    at g (other.js:1:12)\n\tat renderingRequest:1:2(1)"
-	want := "Error: x\n\tat f (b.js:1:10(3))\n\tat b.js:2:12\n    at g (other.js:1:12)\n\tat renderingRequest:1:2(1)"
+	stack := "Error: x@b.js:1:12\n\tat f (b.js:1:12(3))\n\tat b.js:2:14\n    at g (other.js:1:12)\n\tat renderingRequest:1:2(1)\n\tat h (lib/b.js:1:12)"
+	want := "Error: x@b.js:1:10\n\tat f (b.js:1:10(3))\n\tat b.js:2:12\n    at g (other.js:1:12)\n\tat renderingRequest:1:2(1)\n\tat h (lib/b.js:1:12)"
 	got := utf16Frames(stack, func(file string) *Columns {
 		if file == "b.js" {
 			return c

@@ -151,9 +151,39 @@ func (m *Maps) dropLocked(b *bundle) {
 	}
 }
 
-// frame is a position in a stack frame: [dir/]<id>.js:line:column, with
-// goja's program counter "(n)" after it.
-var frame = regexp.MustCompile(`(?:[^\s()@'"]*/)?([A-Za-z0-9_][A-Za-z0-9._-]*\.js):(\d+):(\d+)(?:\(\d+\))?`)
+// frame is a position in a stack frame: [dir/]file:line:column, with
+// goja's program counter "(n)" after it. A bundle's frames name <id>.js
+// (V8's with the cache directory before it); the in-process engines' also
+// name the render's code (renderingRequest).
+var frame = regexp.MustCompile(`((?:[^\s()@'"]*/)?)([A-Za-z0-9_][A-Za-z0-9._-]*):(\d+):(\d+)(\(\d+\))?`)
+
+// A Frame is a position in a stack frame's text.
+type Frame struct {
+	Dir          string // the directories before File, with the last "/"; "" for none
+	File         string
+	Line, Column int    // 1-based, in the unit the stack counts in
+	PC           string // goja's program counter after the position, "(n)"; "" for none
+}
+
+// ReplaceFrames returns text with every frame position (its program
+// counter included) replaced by what replace returns for it; the frames
+// replace declines (ok false) stay as they are. Both steps a stack goes
+// through read its frames here: the in-process engines' columns to UTF-16
+// (jsvm/inproc), then Rewrite.
+func ReplaceFrames(text string, replace func(Frame) (string, bool)) string {
+	return frame.ReplaceAllStringFunc(text, func(match string) string {
+		sub := frame.FindStringSubmatch(match)
+		line, err1 := strconv.Atoi(sub[3])
+		column, err2 := strconv.Atoi(sub[4])
+		if err1 != nil || err2 != nil {
+			return match
+		}
+		if out, ok := replace(Frame{Dir: sub[1], File: sub[2], Line: line, Column: column, PC: sub[5]}); ok {
+			return out
+		}
+		return match
+	})
+}
 
 // Rewrite returns text with every frame position in a registered bundle
 // that has a source map replaced by its original source, line and column;
@@ -163,21 +193,18 @@ func (m *Maps) Rewrite(text string) string {
 	if m == nil || !strings.Contains(text, ".js:") {
 		return text
 	}
-	return frame.ReplaceAllStringFunc(text, func(match string) string {
-		sub := frame.FindStringSubmatch(match)
+	return ReplaceFrames(text, func(f Frame) (string, bool) {
 		m.mu.Lock()
-		b := m.bundles[sub[1]]
+		b := m.bundles[f.File]
 		m.mu.Unlock()
 		if b == nil {
-			return match
+			return "", false
 		}
-		line, _ := strconv.Atoi(sub[2])
-		column, _ := strconv.Atoi(sub[3])
-		source, line, column, ok := m.lookup(b, line, column-1)
+		source, line, column, ok := m.lookup(b, f.Line, f.Column-1)
 		if !ok {
-			return match
+			return "", false
 		}
-		return fmt.Sprintf("%s:%d:%d", source, line, column+1)
+		return fmt.Sprintf("%s:%d:%d", source, line, column+1), true
 	})
 }
 

@@ -242,7 +242,11 @@ func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController,
 	for n := 2; ; n++ {
 		_ = rc.SetReadDeadline(time.Now().Add(timeout))
 		if stopped.Load() {
-			// The handler stopped reading; its deadline may be the one just replaced.
+			// The handler stopped reading, and its deadline (now) may be
+			// the one just replaced: put it back, or an aborted HTTP/1.1
+			// answer stays open while net/http drains the body until this
+			// one.
+			_ = rc.SetReadDeadline(time.Now())
 			return
 		}
 		line, err := lines.next()

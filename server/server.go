@@ -185,7 +185,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	if cfg.MaxConnectionAge > 0 {
 		mw = append(mw, retireOldConns)
 	}
-	s.handler = NewRouter(h, m, mw...)
+	s.handler = growStack{NewRouter(h, m, mw...)}
 	return s, nil
 }
 

@@ -30,7 +30,9 @@ type Fields struct {
 	Files []StagedFile
 
 	entries []field
-	index   map[string]int
+	// index maps a name to its entry once there are more than
+	// scannedFields; fewer are found by a scan.
+	index map[string]int
 	// metadataComplete is set when every metadata field is already known
 	// even though the body is not read yet (a raw JS request's headers, the
 	// head of a JSON or form body): a missing protocolVersion is then final
@@ -66,9 +68,22 @@ type field struct {
 	unlisted bool
 }
 
+// scannedFields is the most entries found by a scan rather than through
+// index. A request of the gem has 6 to 8 fields: a scan of 8 names is
+// cheaper than building a map per request.
+const scannedFields = 8
+
 // entry returns the field received under name.
 func (f *Fields) entry(name string) (*field, bool) {
 	if f == nil {
+		return nil, false
+	}
+	if f.index == nil {
+		for i := range f.entries {
+			if f.entries[i].name == name {
+				return &f.entries[i], true
+			}
+		}
 		return nil, false
 	}
 	i, ok := f.index[name]
@@ -83,11 +98,19 @@ func (f *Fields) slot(name string) *field {
 	if e, ok := f.entry(name); ok {
 		return e
 	}
-	if f.index == nil {
-		f.index = make(map[string]int)
+	if f.entries == nil {
+		f.entries = make([]field, 0, scannedFields)
 	}
-	f.index[name] = len(f.entries)
 	f.entries = append(f.entries, field{name: name, unlisted: f.namesCut})
+	switch {
+	case f.index != nil:
+		f.index[name] = len(f.entries) - 1
+	case len(f.entries) > scannedFields:
+		f.index = make(map[string]int, 2*len(f.entries))
+		for i, e := range f.entries {
+			f.index[e.name] = i
+		}
+	}
 	return &f.entries[len(f.entries)-1]
 }
 

@@ -246,6 +246,53 @@ func TestNamesOrderAndSafeNames(t *testing.T) {
 	}
 }
 
+// TestManyFields crosses scannedFields: the names found by a scan and
+// those found through the index read alike, repeats included.
+func TestManyFields(t *testing.T) {
+	var names, pairs []string
+	var obj []string
+	for i := range 2*scannedFields + 3 {
+		name := fmt.Sprintf("field%d", i)
+		names = append(names, name)
+		pairs = append(pairs, name, "first")
+		obj = append(obj, fmt.Sprintf("%q:%q", name, "first"))
+	}
+	// Repeat names seen before and after the index was built.
+	for _, i := range []int{0, scannedFields - 1, scannedFields, 2 * scannedFields} {
+		pairs = append(pairs, names[i], "again")
+		obj = append(obj, fmt.Sprintf("%q:%q", names[i], "again"))
+	}
+	encs := inEncodings(t, pairs...)
+	encs["json"] = encoded{MediaTypeJSON, "{" + strings.Join(obj, ",") + "}"}
+	for enc, e := range encs {
+		t.Run(enc, func(t *testing.T) {
+			f, herr := decodeString(t, e.contentType, e.body, DecodeOptions{})
+			if herr != nil {
+				t.Fatalf("DecodeBody: %v", herr)
+			}
+			if got := f.Names(); !reflect.DeepEqual(got, names) {
+				t.Errorf("Names = %q, want %q", got, names)
+			}
+			for i, name := range names {
+				repeated := i == 0 || i == scannedFields-1 || i == scannedFields || i == 2*scannedFields
+				want := []string{"first"}
+				switch {
+				case repeated && enc == "json":
+					want = []string{"again"} // the last value, as JSON.parse keeps it
+				case repeated:
+					want = []string{"first", "again"}
+				}
+				if got, herr := f.Strings(name); herr != nil || !reflect.DeepEqual(got, want) {
+					t.Errorf("Strings(%q) = %q, %v; want %q", name, got, herr, want)
+				}
+			}
+			if _, ok := f.Lookup("absent"); ok {
+				t.Error(`Lookup("absent") found a value`)
+			}
+		})
+	}
+}
+
 func TestNilFields(t *testing.T) {
 	var f *Fields
 	if f.Names() != nil || f.SafeNames() != nil || f.TypeOf("x") != "undefined" {

@@ -23,9 +23,10 @@ var (
 	closeHeaders = h2frame(frameHeaders, flagEndHeaders|flagEndStream, 3, []byte("\x88"))
 	dataFrame    = h2frame(0x0, flagEndStream, 1, []byte("<p>hello</p>"))
 	settingsAck  = h2frame(0x4, 0x1, 0, nil)
+	windowUpdate = h2frame(frameWindowUpdate, 0, 0, []byte{0, 0, 0x10, 0})
 )
 
-func TestEndsWithOpenHeaders(t *testing.T) {
+func TestHoldable(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		p    []byte
@@ -41,8 +42,15 @@ func TestEndsWithOpenHeaders(t *testing.T) {
 		{"headers without END_HEADERS", h2frame(frameHeaders, 0, 1, []byte("x")), false},
 		{"an HTTP/1.1 answer", []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), false},
 		{"empty", nil, false},
+		{"a window update", windowUpdate, true},
+		{"two window updates", append(append([]byte{}, windowUpdate...), windowUpdate...), true},
+		{"a window update, then open headers", append(append([]byte{}, windowUpdate...), openHeaders...), true},
+		{"a window update, then data", append(append([]byte{}, windowUpdate...), dataFrame...), false},
+		{"data, then a window update", append(append([]byte{}, dataFrame...), windowUpdate...), false},
+		{"a truncated window update", windowUpdate[:len(windowUpdate)-1], false},
+		{"a settings ack", settingsAck, false},
 	} {
-		if got := endsWithOpenHeaders(tc.p); got != tc.want {
+		if got := holdable(tc.p); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -73,47 +81,103 @@ func heldLen(h *headersHold) int {
 
 // TestHeldHeadersGoWithTheBody: a write that ends with open headers is
 // held and sent with the next write, in order, each write reporting its
-// own bytes.
+// own bytes; so is a window update (returned while a handler reads its
+// body), which the answer's open headers join.
 func TestHeldHeadersGoWithTheBody(t *testing.T) {
-	server, client := tcpPair(t)
-	w := rawWritesOf(t, server)
-	var h headersHold
-	first := append(append([]byte{}, settingsAck...), openHeaders...)
-	if n, err := h.write(w, first); n != len(first) || err != nil {
-		t.Fatalf("write headers: %d, %v", n, err)
-	}
-	if heldLen(&h) != len(first) {
-		t.Fatalf("%d bytes held, want the %d of the headers' write", heldLen(&h), len(first))
-	}
-	if n, err := h.write(w, dataFrame); n != len(dataFrame) || err != nil {
-		t.Fatalf("write data: %d, %v", n, err)
-	}
-	if heldLen(&h) != 0 {
-		t.Errorf("%d bytes still held after the body", heldLen(&h))
-	}
-	want := append(append([]byte{}, first...), dataFrame...)
-	if got := readN(t, client, len(want)); !bytes.Equal(got, want) {
-		t.Errorf("received %q, want %q", got, want)
+	for _, tc := range []struct {
+		name string
+		held [][]byte
+	}{
+		{"open headers", [][]byte{append(append([]byte{}, settingsAck...), openHeaders...)}},
+		{"a window update, then open headers", [][]byte{windowUpdate, openHeaders}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server, client := tcpPair(t)
+			w := rawWritesOf(t, server)
+			var h headersHold
+			var want []byte
+			for _, p := range tc.held {
+				if n, err := h.write(w, p); n != len(p) || err != nil {
+					t.Fatalf("write %q: %d, %v", p, n, err)
+				}
+				want = append(want, p...)
+			}
+			if heldLen(&h) != len(want) {
+				t.Fatalf("%d bytes held, want the %d written", heldLen(&h), len(want))
+			}
+			if n, err := h.write(w, dataFrame); n != len(dataFrame) || err != nil {
+				t.Fatalf("write data: %d, %v", n, err)
+			}
+			if heldLen(&h) != 0 {
+				t.Errorf("%d bytes still held after the body", heldLen(&h))
+			}
+			want = append(want, dataFrame...)
+			if got := readN(t, client, len(want)); !bytes.Equal(got, want) {
+				t.Errorf("received %q, want %q", got, want)
+			}
+		})
 	}
 }
 
 // TestHeldHeadersGoAlone: headers that no body follows (a stream waiting
-// for its first chunk) go out by themselves, and later writes follow them.
+// for its first chunk) go out by themselves, and later writes follow them;
+// so does a window update that no answer follows.
 func TestHeldHeadersGoAlone(t *testing.T) {
+	for name, held := range map[string][]byte{"open headers": openHeaders, "a window update": windowUpdate} {
+		t.Run(name, func(t *testing.T) {
+			server, client := tcpPair(t)
+			w := rawWritesOf(t, server)
+			var h headersHold
+			if _, err := h.write(w, held); err != nil {
+				t.Fatal(err)
+			}
+			if got := readN(t, client, len(held)); !bytes.Equal(got, held) {
+				t.Fatalf("received %q, want %q", got, held)
+			}
+			if _, err := h.write(w, dataFrame); err != nil {
+				t.Fatal(err)
+			}
+			if got := readN(t, client, len(dataFrame)); !bytes.Equal(got, dataFrame) {
+				t.Fatalf("received %q, want the data", got)
+			}
+		})
+	}
+}
+
+// TestHoldBound: a holdable write that would take what is held past
+// holdMax is not held: it goes out at once, with what is held before it.
+func TestHoldBound(t *testing.T) {
 	server, client := tcpPair(t)
 	w := rawWritesOf(t, server)
 	var h headersHold
+	var updates []byte
+	for len(updates)+len(windowUpdate) <= holdMax {
+		updates = append(updates, windowUpdate...)
+	}
+	tooMany := append(append([]byte{}, updates...), windowUpdate...)
+	if n, err := h.write(w, tooMany); n != len(tooMany) || err != nil {
+		t.Fatalf("write %d bytes of window updates: %d, %v", len(tooMany), n, err)
+	}
+	if heldLen(&h) != 0 {
+		t.Fatalf("%d bytes held, past holdMax (%d)", heldLen(&h), holdMax)
+	}
+	if got := readN(t, client, len(tooMany)); !bytes.Equal(got, tooMany) {
+		t.Fatalf("received %d bytes, want the %d written", len(got), len(tooMany))
+	}
+	// Held headers, then updates that fit alone but not with them: both
+	// go out with the second write (or the headers at holdTime first).
 	if _, err := h.write(w, openHeaders); err != nil {
 		t.Fatal(err)
 	}
-	if got := readN(t, client, len(openHeaders)); !bytes.Equal(got, openHeaders) {
-		t.Fatalf("received %q, want the headers", got)
-	}
-	if _, err := h.write(w, dataFrame); err != nil {
+	if _, err := h.write(w, updates); err != nil {
 		t.Fatal(err)
 	}
-	if got := readN(t, client, len(dataFrame)); !bytes.Equal(got, dataFrame) {
-		t.Fatalf("received %q, want the data", got)
+	if heldLen(&h) > holdMax {
+		t.Fatalf("%d bytes held, past holdMax (%d)", heldLen(&h), holdMax)
+	}
+	want := append(append([]byte{}, openHeaders...), updates...)
+	if got := readN(t, client, len(want)); !bytes.Equal(got, want) {
+		t.Fatalf("received %d bytes, want the %d written, in order", len(got), len(want))
 	}
 }
 

@@ -219,9 +219,12 @@ func TestHeldHeadersToAPeerThatReadsNothing(t *testing.T) {
 		t.Fatal("the hold is still locked long after holdTime: its sending waits for the peer")
 	}
 	h.mu.Unlock()
+	// The next write is larger than any room left in the socket's buffer:
+	// a small one can still fit in the tail of its last segment.
+	bigData := h2frame(0x0, flagEndStream, 1, make([]byte, 1<<20))
 	_ = server.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
 	done := make(chan error, 1)
-	go func() { _, err := h.write(w, dataFrame); done <- err }()
+	go func() { _, err := h.write(w, bigData); done <- err }()
 	select {
 	case err := <-done:
 		if !errors.Is(err, os.ErrDeadlineExceeded) {

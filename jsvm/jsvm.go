@@ -94,6 +94,11 @@ type NodeOptions struct {
 	// Processes is how many Node.js processes run (RENDERER_WORKERS_COUNT),
 	// shared by every bundle: at most that many renders run at once.
 	Processes int
+	// QueueDepth is how many renders a process holds at once when none is
+	// idle (RENDERER_NODE_QUEUE_DEPTH): the one it runs and the others
+	// queued in its pipe behind it, which it starts without waiting for
+	// gorender; 1: none queued.
+	QueueDepth int
 	// HeapLimit is each process's V8 heap limit in bytes
 	// (RENDERER_NODE_HEAP_LIMIT, --max-old-space-size); 0 is V8's default.
 	HeapLimit int64
@@ -319,6 +324,18 @@ type Request struct {
 	// engine that can let a render whose caller left finish in the
 	// background (node) does so only until then.
 	Deadline time.Time
+	// Started, when set, is called once the render starts, by runtimes
+	// whose renders may wait inside the engine after Eval is called
+	// (Queuer): the worker runs the render deadline from then.
+	Started func()
+}
+
+// Queuer is implemented by runtimes whose renders may wait inside the
+// engine after Eval is called (a node process finishing another render:
+// RENDERER_NODE_QUEUE_DEPTH). Their Eval calls Request.Started when the
+// render starts; until then the wait is the caller's to bound.
+type Queuer interface {
+	QueuesRenders() bool
 }
 
 // NewRequest returns a Request over the given runtimes with an empty shared context.

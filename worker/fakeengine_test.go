@@ -35,9 +35,13 @@ import (
 //	stream-write   starts a stream, writes "chunk" and ends it
 //	stream-updates starts a stream and takes the request's updates, writing
 //	               nothing, until their queue closes (or it is interrupted)
+//	queued D CMD   waits D as if queued in its executor (queues: the
+//	               runtimes are jsvm.Queuers), then starts (Request.Started)
+//	               and runs CMD
 type fakeEngine struct {
 	mu      sync.Mutex
 	unstuck chan struct{} // closed by unstick
+	queues  bool
 }
 
 func newFakeEngine() *fakeEngine { return &fakeEngine{unstuck: make(chan struct{})} }
@@ -178,6 +182,19 @@ func (r *fakeRuntime) Eval(ctx context.Context, code string, req *jsvm.Request) 
 				return interrupted()
 			}
 		}
+	case "queued":
+		d, cmd, _ := strings.Cut(arg, " ")
+		wait, err := time.ParseDuration(d)
+		if err != nil {
+			return jsvm.Result{}, err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return jsvm.Result{}, jsvm.InterruptedError(ctx, started)
+		}
+		req.Started()
+		return r.Eval(ctx, cmd, req)
 	case "hoard":
 		for ctx.Err() == nil {
 			r.hoard = append(r.hoard, make([]byte, 1<<20))
@@ -190,5 +207,7 @@ func (r *fakeRuntime) Eval(ctx context.Context, code string, req *jsvm.Request) 
 }
 
 func (r *fakeRuntime) Broken() bool { return r.broken }
+
+func (r *fakeRuntime) QueuesRenders() bool { return r.engine.queues }
 
 func (r *fakeRuntime) Close() { r.broken = true }

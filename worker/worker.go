@@ -209,6 +209,27 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 		req = &jsvm.Request{}
 	}
 	req.Deadline = time.Now().Add(p.cfg.RenderTimeout)
+	if q, ok := l.entries[entry].rt.(jsvm.Queuer); ok && q.QueuesRenders() {
+		// The render may wait in its executor behind another (node
+		// pipelining): until it starts, the rest of the queue timeout
+		// bounds the wait, which the queue wait metric includes; the
+		// render deadline runs from its start.
+		deadline.Stop()
+		waitLimit := time.AfterFunc(time.Until(l.waitStarted.Add(p.cfg.QueueTimeout)), func() { stop(ErrQueueTimeout) })
+		var once sync.Once
+		begin := func() {
+			once.Do(func() {
+				waitLimit.Stop()
+				p.cfg.Observer.QueueWait(time.Since(l.waitStarted))
+			})
+		}
+		req.Started = func() {
+			begin()
+			deadline.Reset(p.cfg.RenderTimeout)
+			req.Deadline = time.Now().Add(p.cfg.RenderTimeout)
+		}
+		defer begin() // a render that never started waited all along
+	}
 	if req.Shared == nil {
 		req.Shared = jsvm.NewSharedContext()
 	}
@@ -300,6 +321,9 @@ func (e *rewrittenError) Unwrap() error { return e.err }
 // watchdog), or nil.
 func interruptCause(renderCtx context.Context) error {
 	cause := context.Cause(renderCtx)
+	if errors.Is(cause, ErrQueueTimeout) {
+		return ErrQueueTimeout
+	}
 	if errors.Is(cause, errRecycled) || errors.Is(cause, errDrained) || errors.Is(cause, errHeapLimit) {
 		return &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: "Render interrupted: " + cause.Error() + "."}
 	}
@@ -451,6 +475,8 @@ type lease struct {
 	// reserved is the entry runtime's executor reservation (jsvm.Reserver),
 	// nil for engines whose runtimes run by themselves.
 	reserved jsvm.Reserver
+	// waitStarted is when the request began to wait for its runtimes.
+	waitStarted time.Time
 }
 
 func (l *lease) release() { l.releaseAs("broken") }
@@ -511,7 +537,7 @@ func (p *Pools) acquire(ctx context.Context, ids []string, entryID string) (*lea
 	waitCtx, cancel := context.WithTimeout(ctx, p.cfg.QueueTimeout)
 	defer cancel()
 	started := time.Now()
-	l := &lease{entries: make(map[string]*entry, len(ids)), pools: make(map[string]*pool, len(ids))}
+	l := &lease{entries: make(map[string]*entry, len(ids)), pools: make(map[string]*pool, len(ids)), waitStarted: started}
 	for i, id := range ids {
 		pl := pools[i]
 		e, err := pl.acquire(waitCtx)
@@ -538,7 +564,9 @@ func (p *Pools) acquire(ctx context.Context, ids []string, entryID string) (*lea
 		}
 		l.reserved = r
 	}
-	p.cfg.Observer.QueueWait(time.Since(started))
+	if q, ok := l.entries[entryID].rt.(jsvm.Queuer); !ok || !q.QueuesRenders() {
+		p.cfg.Observer.QueueWait(time.Since(started))
+	}
 	return l, nil
 }
 

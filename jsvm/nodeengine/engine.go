@@ -7,7 +7,9 @@
 // Config.Processes processes (RENDERER_WORKERS_COUNT), each holding a vm
 // context per bundle it has loaded. A process runs one render at a time,
 // so a render can be stopped by killing its process without touching any
-// other. The runtimes worker pools per bundle are leases: a runtime of a
+// other; when none is idle, renders may queue in a busy one, their frames
+// written ahead (config.Depth), so that it starts the next without waiting
+// for gorender. The runtimes worker pools per bundle are leases: a runtime of a
 // bundle holds no process until it is reserved for a render
 // (jsvm.Reserver), which the pools do within the queue timeout.
 package nodeengine
@@ -37,8 +39,11 @@ var executorSource string
 
 // config is what the engine runs with: jsvm.Options's, flattened.
 type config struct {
-	NodePath                      string
-	Processes                     int
+	NodePath  string
+	Processes int
+	// Depth is how many renders a process holds at once when none is idle:
+	// the one it runs and Depth-1 queued in its pipe behind it (1: none).
+	Depth                         int
 	HeapLimit                     int64
 	ReadRoots                     []string
 	MaxRendersPerProcess          int
@@ -104,6 +109,7 @@ func New(opts jsvm.Options) (*Engine, error) {
 	return start(config{
 		NodePath:             opts.Node.Path,
 		Processes:            opts.Node.Processes,
+		Depth:                opts.Node.QueueDepth,
 		HeapLimit:            opts.Node.HeapLimit,
 		ReadRoots:            opts.Node.ReadRoots,
 		MaxRendersPerProcess: opts.Node.MaxRenders,
@@ -127,6 +133,9 @@ func New(opts jsvm.Options) (*Engine, error) {
 func start(cfg config) (*Engine, error) {
 	if cfg.Processes < 1 {
 		cfg.Processes = 1
+	}
+	if cfg.Depth < 1 {
+		cfg.Depth = 1
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -381,14 +390,19 @@ func (e *Engine) retireProc(p *proc) {
 type waiter struct {
 	ch   chan *proc
 	want *program
+	// idleOnly: the render needs a bundle loaded, which only an otherwise
+	// unused process may do (it never queues).
+	idleOnly bool
 }
 
 // errClosed is a reservation after Close.
 var errClosed = errors.New("node engine closed")
 
 // reserve waits for an idle process, preferring one that has want loaded,
-// until ctx ends. The process is the caller's until release.
-func (e *Engine) reserve(ctx context.Context, want *program) (*proc, error) {
+// until ctx ends; when none is idle, a render may queue in a busy process
+// that has want loaded (pipelining: queueOK and config.Depth > 1). The
+// reservation is the caller's until release.
+func (e *Engine) reserve(ctx context.Context, want *program, queueOK bool) (*proc, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -398,7 +412,13 @@ func (e *Engine) reserve(ctx context.Context, want *program) (*proc, error) {
 		e.mu.Unlock()
 		return p, nil
 	}
-	w := &waiter{ch: make(chan *proc, 1), want: want}
+	if queueOK {
+		if p := e.takeQueuedLocked(want); p != nil {
+			e.mu.Unlock()
+			return p, nil
+		}
+	}
+	w := &waiter{ch: make(chan *proc, 1), want: want, idleOnly: !queueOK}
 	e.waiters = append(e.waiters, w)
 	e.mu.Unlock()
 	select {
@@ -435,8 +455,86 @@ func (e *Engine) takeIdleLocked(want *program) *proc {
 	}
 	p := e.idle[i]
 	e.idle = slices.Delete(e.idle, i, i+1)
-	p.busy = true
+	e.holdLocked(p)
 	return p
+}
+
+// holdLocked makes p, idle, its first holder's.
+func (e *Engine) holdLocked(p *proc) {
+	p.busy = true
+	p.holders = 1
+	p.open = false
+}
+
+// takeQueuedLocked queues a render in a busy process that has want loaded
+// and room (fewer than config.Depth holders), the least held one; nil if
+// none.
+func (e *Engine) takeQueuedLocked(want *program) *proc {
+	if e.cfg.Depth < 2 || want == nil {
+		return nil
+	}
+	var best *proc
+	for _, p := range e.procs {
+		if p != nil && e.queueableLocked(p, want) && (best == nil || p.holders < best.holders) {
+			best = p
+		}
+	}
+	if best != nil {
+		best.holders++
+	}
+	return best
+}
+
+// queueableLocked reports whether a render of want may queue in p.
+func (e *Engine) queueableLocked(p *proc, want *program) bool {
+	return p.open && !p.retire && !p.dead.Load() && p.holders < e.cfg.Depth && p.loaded[want]
+}
+
+// opened marks p, whose render was sent, as taking queued renders (its
+// first holder loads nothing more into it), and queues in it the renders
+// that wait for a process and may.
+func (e *Engine) opened(p *proc) {
+	if e.cfg.Depth < 2 {
+		return
+	}
+	e.mu.Lock()
+	if p.open && len(e.waiters) == 0 {
+		e.mu.Unlock()
+		return
+	}
+	p.open = true
+	var handed []*waiter
+	for i := 0; i < len(e.waiters); {
+		w := e.waiters[i]
+		if w.idleOnly || !e.queueableLocked(p, w.want) {
+			i++
+			continue
+		}
+		e.waiters = slices.Delete(e.waiters, i, i+1)
+		p.holders++
+		handed = append(handed, w)
+	}
+	e.mu.Unlock()
+	for _, w := range handed {
+		w.ch <- p
+	}
+}
+
+// lacksQueued reports whether p, taking queued renders, lacks a program
+// of progs: a holder that finds it so is not its only one, and may not
+// load a bundle into it.
+func (e *Engine) lacksQueued(p *proc, progs []*program) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !p.open {
+		return false
+	}
+	for _, prg := range progs {
+		if !p.loaded[prg] {
+			return true
+		}
+	}
+	return false
 }
 
 // tryReserveLacking takes an idle process that does not have prg loaded,
@@ -450,17 +548,39 @@ func (e *Engine) tryReserveLacking(prg *program) *proc {
 	}
 	p := e.idle[i]
 	e.idle = slices.Delete(e.idle, i, i+1)
-	p.busy = true
+	e.holdLocked(p)
 	return p
 }
 
-// release gives a reserved process back: to the first waiter, else to the
-// idle set. A dead process is dropped (its supervisor replaces it); one due
-// for recycling is stopped.
+// release ends a reservation of p. A process left with holders stays
+// theirs, and a waiting render may queue in it. Otherwise it goes to the
+// first waiter, else to a render queued behind another in a busy process
+// (moved, so that no render waits behind a slow one while a process is
+// free), else to the idle set. A dead process is dropped (its supervisor
+// replaces it); one due for recycling is stopped.
 func (e *Engine) release(p *proc) {
 	e.unloadUnused(p)
 	e.mu.Lock()
-	p.busy = false
+	if p.holders > 0 {
+		p.holders--
+	}
+	if p.holders > 0 {
+		var w *waiter
+		if !e.closed {
+			i := slices.IndexFunc(e.waiters, func(w *waiter) bool { return !w.idleOnly && e.queueableLocked(p, w.want) })
+			if i >= 0 {
+				w = e.waiters[i]
+				e.waiters = slices.Delete(e.waiters, i, i+1)
+				p.holders++
+			}
+		}
+		e.mu.Unlock()
+		if w != nil {
+			w.ch <- p
+		}
+		return
+	}
+	p.busy, p.open = false, false
 	if p.dead.Load() || e.closed {
 		e.mu.Unlock()
 		return
@@ -473,10 +593,21 @@ func (e *Engine) release(p *proc) {
 	if len(e.waiters) > 0 {
 		w := e.waiters[0]
 		e.waiters = e.waiters[1:]
-		p.busy = true
+		e.holdLocked(p)
 		e.mu.Unlock()
 		w.ch <- p
 		return
+	}
+	for _, o := range e.procs {
+		if o == nil || o == p || o.holders < 2 {
+			continue
+		}
+		if t := o.queuedTicket(); t != nil {
+			e.holdLocked(p)
+			e.mu.Unlock()
+			t.move <- p
+			return
+		}
 	}
 	e.idle = append(e.idle, p)
 	wake := false

@@ -197,6 +197,27 @@ let envScript = null; // env.js compiled once, run in every context
 const bundles = new Map(); // program key -> Bundle
 let current = null; // the render in progress
 let loading = null; // the load in progress, for errors thrown meanwhile
+// Renders sent while another ran (pipelining), in the order they came:
+// {h, body, after: the update and close frames that came for it}. One
+// runs at a time; the next starts once the last answered.
+const queued = [];
+
+function unqueue(id) {
+  const i = queued.findIndex((q) => q.h.r === id);
+  if (i < 0) return false;
+  queued.splice(i, 1);
+  return true;
+}
+
+// startQueued starts the next queued render, from setImmediate after an
+// answer: the finished render's promise jobs and ticks have run by then,
+// as they have when the next render's frame comes through the event loop.
+function startQueued() {
+  if (current || queued.length === 0) return;
+  const q = queued.shift();
+  dispatch(q.h, q.body);
+  for (const f of q.after) dispatch(f.h, f.body);
+}
 
 function dispatch(h, body) {
   switch (h.t) {
@@ -218,7 +239,13 @@ function dispatch(h, body) {
       return;
     }
     case 'render': {
-      if (current || loading) bug('render while busy', h.r);
+      if (loading) bug('render while loading', h.r);
+      if (current) {
+        // Pipelined (gorender queues a render into a busy process only
+        // when none is idle): it starts once the current one answered.
+        queued.push({ h, body: Buffer.from(body), after: [] });
+        return;
+      }
       current = new Render(h);
       // A render starts from a promise job, as in a Node server's async
       // handler: the request's own promise jobs run before process.nextTick
@@ -228,14 +255,28 @@ function dispatch(h, body) {
       return;
     }
     case 'update':
-      if (current && current.id === h.r) current.queueUpdate({ h, code: body.toString('utf8') });
+    case 'close': {
+      // gorender sends a render's updates once the render before it
+      // answered; it may not have started yet (startQueued): they wait
+      // with it.
+      const waiting = queued.find((q) => q.h.r === h.r);
+      if (waiting) waiting.after.push({ h, body: Buffer.from(body) });
+      else if (current && current.id === h.r) current.queueUpdate(h.t === 'close' ? null : { h, code: body.toString('utf8') });
       return;
-    case 'close':
-      if (current && current.id === h.r) current.queueUpdate(null);
-      return;
+    }
     case 'cancel':
+      // A queued render is dropped unstarted.
+      if (unqueue(h.r)) {
+        send({ t: 'done', r: h.r, kind: 'canceled' });
+        return;
+      }
       // After the render's start (a promise job queued before this one).
       queueMicrotask(() => current && current.id === h.r && current.cancel(h.why));
+      return;
+    case 'withdraw':
+      // gorender moves a queued render to a process that became idle: it
+      // goes if it has not started here (else it runs here, as sent).
+      if (unqueue(h.r)) send({ t: 'done', r: h.r, kind: 'withdrawn' });
       return;
     default:
       bug('unknown frame', JSON.stringify(h));
@@ -756,6 +797,7 @@ class Render {
     a.t = 'done';
     a.r = this.id;
     send(a, body);
+    if (queued.length > 0) setImmediate(startQueued);
   }
 }
 

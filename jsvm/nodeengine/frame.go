@@ -28,6 +28,12 @@ import (
 //	        (one at a time: the next is sent once the last was applied)
 //	close   r: no more updates
 //	cancel  r, why (client | idle | interrupt)          → done (kind canceled)
+//	withdraw r: a render queued behind another goes to an idle process
+//	                                  → done (kind withdrawn), unless started
+//
+// A render frame that arrives while another render runs is queued in the
+// executor (pipelining: no process is idle); it starts once the running
+// one answered. A cancel drops a queued render unstarted.
 //
 // executor → gorender:
 //
@@ -40,7 +46,8 @@ import (
 //	updated      r, n: the update ran
 //	updateFailed r, n; body: the error (errorBody)
 //	done         r, kind (body | streamed | nil | js | unsupported |
-//	             stubPending | neverSettled | stalled | canceled); body: the
+//	             stubPending | neverSettled | stalled | canceled |
+//	             withdrawn); body: the
 //	             rendered text for kind body, the error (errorBody) for js
 //
 // An error travels in the body as JSON {"message", "stack"}: a bundle's

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,8 +31,9 @@ type proc struct {
 	in  *os.File   // our end of the child's fd 3
 	wmu sync.Mutex // one frame at a time on in
 
-	// frames are what the child sends, read by one goroutine; closed when
-	// the pipe ends (exit, kill) or a frame is malformed (fault says).
+	// frames are what the child sends outside renders (ready, loads), read
+	// by one goroutine; closed when the pipe ends (exit, kill) or a frame is
+	// malformed (fault says). A render's frames go to its ticket.
 	frames chan frame
 	// readDone is closed when the reader stopped (after frames).
 	readDone chan struct{}
@@ -39,6 +41,15 @@ type proc struct {
 	// reads its frames any more, so the reader drops what is left.
 	gone     chan struct{}
 	goneOnce sync.Once
+	// sent are the renders written to the process, in the order it runs
+	// them: the first may be running, the others wait in the executor
+	// behind it (pipelining, config.Depth). The reader hands each render's
+	// frames to its ticket. Guarded by rmu, which is taken after the
+	// engine's mu, never before.
+	rmu       sync.Mutex
+	sent      []*ticket
+	outputEnd bool // the output ended: nothing more is sent
+
 	// fault is the protocol error the process committed, if any.
 	fault atomic.Pointer[error]
 
@@ -56,6 +67,8 @@ type proc struct {
 
 	// Guarded by the engine's mu:
 	busy    bool              // reserved for a render or a load
+	holders int               // reservations: the render it runs and those queued behind it
+	open    bool              // it takes queued renders: its first holder sent its render (no load comes)
 	retire  bool              // stop it once released (recycled)
 	renders int               // renders run, for recycling
 	loaded  map[*program]bool // bundles evaluated in it
@@ -168,10 +181,12 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 	if err != nil {
 		log.Error("node executor's output pipe: a gorender bug; the process is replaced", "node_process", p.slot, "pid", p.pid, "err", err)
 		p.kill(reasonProtocol)
+		p.endOutput()
 		close(p.frames)
 		return
 	}
 	r := bufio.NewReaderSize(pr, 64<<10)
+	var last *ticket
 	for {
 		f, err := readFrame(r)
 		if err != nil {
@@ -181,8 +196,29 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 				log.Error("node executor sent a malformed frame: a gorender bug; the process is replaced", "node_process", p.slot, "pid", p.pid, "err", err)
 				p.kill(reasonProtocol)
 			}
+			p.endOutput()
 			close(p.frames)
 			return
+		}
+		if f.h.R != 0 {
+			// The last frame's ticket serves the next frames of its render
+			// without a lock (a stream's chunks): only this goroutine
+			// takes tickets out of sent, on a done frame.
+			t := last
+			if t == nil || t.id != f.h.R || f.h.T == "done" {
+				t = p.ticketOf(f)
+				last = t
+				if f.h.T == "done" {
+					last = nil
+				}
+			}
+			if t != nil {
+				select {
+				case t.frames <- f:
+				case <-p.gone:
+				}
+			}
+			continue
 		}
 		select {
 		case p.frames <- f:
@@ -191,6 +227,135 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 			// the end of the pipe, so that its death is noticed.
 		}
 	}
+}
+
+// ticket is a render sent to a process: where its frames go, and whether
+// the process may have started it.
+type ticket struct {
+	id uint64
+	// frames are the render's frames; closed when the process's output
+	// ends.
+	frames chan frame
+	// started is closed once every render sent to the process before it
+	// has answered: from then on the executor may be running it.
+	started chan struct{}
+	sentAt  time.Time
+	// unstarted is set, before frames is closed, when the process ended
+	// before it could start the render: it ran nowhere.
+	unstarted bool
+	// move receives an idle process offered to the render while it is
+	// queued behind another (Engine.release); moving (under the process's
+	// rmu) says one was offered, or that the render takes none any more.
+	move   chan *proc
+	moving bool
+}
+
+// newTicket makes the ticket of render id; a stream's or an incremental
+// render's frames are many (chunks, updates), a buffered render's few.
+func newTicket(id uint64, many bool) *ticket {
+	n := 4
+	if many {
+		n = 64
+	}
+	return &ticket{id: id, frames: make(chan frame, n), started: make(chan struct{}), move: make(chan *proc, 1)}
+}
+
+// hasStarted reports whether the process may be running t.
+func (t *ticket) hasStarted() bool {
+	select {
+	case <-t.started:
+		return true
+	default:
+		return false
+	}
+}
+
+// ticketOf is the ticket of a render frame, nil for a render gorender no
+// longer follows. A done frame ends the render's turn: the next one sent
+// may start.
+func (p *proc) ticketOf(f frame) *ticket {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	i := slices.IndexFunc(p.sent, func(t *ticket) bool { return t.id == f.h.R })
+	if i < 0 {
+		return nil
+	}
+	t := p.sent[i]
+	if f.h.T == "done" {
+		p.sent = slices.Delete(p.sent, i, i+1)
+		if i == 0 && len(p.sent) > 0 {
+			close(p.sent[0].started)
+		}
+	}
+	return t
+}
+
+// endOutput closes the tickets once the output ended: the first sent was
+// running (or about to), the others never started.
+func (p *proc) endOutput() {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	p.outputEnd = true
+	for i, t := range p.sent {
+		t.unstarted = i > 0
+		close(t.frames)
+	}
+	p.sent = nil
+}
+
+// errOutputEnded is a render sent to a process whose output had ended.
+var errOutputEnded = errors.New("the process's output ended")
+
+// sendRender writes a render's frame, its ticket queued behind the
+// renders sent before it, in the pipe's order.
+func (p *proc) sendRender(t *ticket, h *header, body string) error {
+	head, err := frameHead(h, len(body))
+	if err != nil {
+		return err
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	p.rmu.Lock()
+	if p.outputEnd {
+		p.rmu.Unlock()
+		return errOutputEnded
+	}
+	if len(p.sent) == 0 {
+		close(t.started)
+	}
+	t.sentAt = time.Now()
+	p.sent = append(p.sent, t)
+	p.rmu.Unlock()
+	if err := writeParts(p.in, head, body); err != nil {
+		// The process is going (its input closed or broken): the ticket
+		// is closed with the others when its output ends.
+		return nil
+	}
+	return nil
+}
+
+// queuedTicket takes for a move a render queued behind another in p
+// (not the first sent, which may be running), nil if none.
+func (p *proc) queuedTicket() *ticket {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	for _, t := range p.sent[min(1, len(p.sent)):] {
+		if !t.moving {
+			t.moving = true
+			return t
+		}
+	}
+	return nil
+}
+
+// noMoves ends the offers of processes to t, and reports whether one was
+// made (its process is in t.move unless taken).
+func (p *proc) noMoves(t *ticket) bool {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	offered := t.moving
+	t.moving = true
+	return offered
 }
 
 // send writes one frame to the child.

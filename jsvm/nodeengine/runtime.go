@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -16,9 +17,12 @@ import (
 // a pool of N runtimes warms N processes); Eval runs a render on the
 // process reserved for it.
 type bundleRuntime struct {
-	eng      *Engine
-	prg      *program
-	reserved *proc // by Reserve, for the next Eval
+	eng *Engine
+	prg *program
+	// reserved is Reserve's process, for the next Eval. Atomic: when the
+	// pools give up on a render (quarantine), the lease and the pool each
+	// let go of it once Eval returns, on goroutines of their own.
+	reserved atomic.Pointer[proc]
 	broken   bool
 	closed   bool
 }
@@ -67,7 +71,7 @@ func (e *Engine) warm(ctx context.Context, prg *program) error {
 		}
 	} else {
 		var err error
-		if p, err = e.reserve(ctx, nil); err != nil {
+		if p, err = e.reserve(ctx, nil, false); err != nil {
 			return fmt.Errorf("load bundle %s: no node process became free: %w", prg.name, err)
 		}
 	}
@@ -78,24 +82,27 @@ func (e *Engine) warm(ctx context.Context, prg *program) error {
 // Reserve implements jsvm.Reserver: it waits for a process for this
 // runtime's next render.
 func (r *bundleRuntime) Reserve(ctx context.Context) error {
-	if r.reserved != nil {
+	if r.reserved.Load() != nil {
 		return nil
 	}
-	p, err := r.eng.reserve(ctx, r.prg)
+	p, err := r.eng.reserve(ctx, r.prg, true)
 	if err != nil {
 		return err
 	}
-	r.reserved = p
+	r.reserved.Store(p)
 	return nil
 }
 
 // Unreserve implements jsvm.Reserver.
 func (r *bundleRuntime) Unreserve() {
-	if p := r.reserved; p != nil {
-		r.reserved = nil
+	if p := r.reserved.Swap(nil); p != nil {
 		r.eng.release(p)
 	}
 }
+
+// QueuesRenders implements jsvm.Queuer: with a depth over 1 a render may
+// wait in a process behind another.
+func (r *bundleRuntime) QueuesRenders() bool { return r.eng.cfg.Depth > 1 }
 
 // Broken implements jsvm.Runtime: a runtime whose render lost its process
 // (killed at the deadline, crashed) is retired; its bundle stays loaded in
@@ -139,29 +146,48 @@ func (r *bundleRuntime) Eval(ctx context.Context, code string, req *jsvm.Request
 		req = jsvm.NewRequest(nil)
 	}
 	started := time.Now()
-	p := r.reserved
+	p := r.reserved.Load()
 	owned := p == nil
-	if owned {
-		var err error
-		if p, err = r.eng.reserve(ctx, r.prg); err != nil {
-			if ctx.Err() != nil {
-				return jsvm.Result{}, jsvm.InterruptedError(ctx, started)
+	queueOK := true
+	for {
+		if p == nil {
+			var err error
+			if p, err = r.eng.reserve(ctx, r.prg, queueOK); err != nil {
+				if !owned {
+					r.reserved.Store(nil)
+				}
+				if ctx.Err() != nil {
+					return jsvm.Result{}, jsvm.InterruptedError(ctx, started)
+				}
+				return jsvm.Result{}, fmt.Errorf("evaluate: %w", err)
 			}
-			return jsvm.Result{}, fmt.Errorf("evaluate: %w", err)
+			if !owned {
+				r.reserved.Store(p)
+			}
 		}
-	}
-	rn := &render{rt: r, p: p, req: req, code: code, started: started}
-	res, err := rn.run(ctx)
-	switch {
-	case rn.finishing:
-		// The process is released when the render ends (finishLater).
-		if !owned {
-			r.reserved = nil
+		rn := &render{rt: r, p: p, req: req, code: code, started: started}
+		res, err := rn.run(ctx)
+		if rn.elsewhere {
+			// It never ran in p: it goes to the process it was offered, or
+			// waits for another (an idle one if it needs a bundle loaded).
+			r.eng.release(p)
+			p, queueOK = rn.moveTo, !rn.needsIdle
+			if !owned {
+				r.reserved.Store(p)
+			}
+			continue
 		}
-	case owned:
-		r.eng.release(p)
+		switch {
+		case rn.finishing:
+			// The process is released when the render ends (finishLater).
+			if !owned {
+				r.reserved.Store(nil)
+			}
+		case owned:
+			r.eng.release(p)
+		}
+		return res, err
 	}
-	return res, err
 }
 
 // render is one Eval on one process.
@@ -173,9 +199,16 @@ type render struct {
 	started time.Time
 	id      uint64
 	funcs   map[string]jsvm.HostFunc
+	t       *ticket
 	// finishing is set when the render's caller was answered and its
 	// process finishes the render in the background (finishLater).
 	finishing bool
+	// elsewhere is set when the render did not run in p and goes to
+	// another process: moveTo if one was offered, else one reserved again
+	// (needsIdle: an idle one, to load a bundle into).
+	elsewhere bool
+	moveTo    *proc
+	needsIdle bool
 }
 
 func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
@@ -191,6 +224,12 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 		set[id] = other.prg.key
 		progs = append(progs, other.prg)
 	}
+	if r.eng.lacksQueued(p, progs) {
+		// Queued behind another render: only a process with no other
+		// holder may load a bundle (a load cannot wait behind a render).
+		rn.elsewhere, rn.needsIdle = true, true
+		return jsvm.Result{}, nil
+	}
 	for _, prg := range progs {
 		if err := r.eng.loadInto(ctx, p, prg); err != nil {
 			if p.dead.Load() {
@@ -204,11 +243,30 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 	}
 
 	rn.id = r.eng.nextRender.Add(1)
+	t := newTicket(rn.id, req.Sink != nil || req.Updates != nil)
+	rn.t = t
 	h := &header{T: "render", R: rn.id, B: r.prg.key, Set: set, Sink: req.Sink != nil, Updates: req.Updates != nil, Host: rn.hostEntries()}
-	if err := p.send(h, rn.code); err != nil {
+	if err := p.sendRender(t, h, rn.code); err != nil {
+		if errors.Is(err, errOutputEnded) {
+			rn.elsewhere = true // it was never sent
+			return jsvm.Result{}, nil
+		}
 		return rn.lost()
 	}
+	r.eng.opened(p)
 	r.eng.rendered(p)
+	moveC := t.move
+	defer func() {
+		// Offers of an idle process end with the render's turn here; one
+		// not taken, or taken for a move that did not happen, is given back.
+		if p.noMoves(t) && moveC != nil {
+			rn.moveTo = <-moveC
+		}
+		if rn.moveTo != nil && !rn.elsewhere {
+			r.eng.release(rn.moveTo)
+			rn.moveTo = nil
+		}
+	}()
 
 	var notify chan struct{}
 	if req.Updates != nil {
@@ -228,8 +286,9 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 		idle          *time.Timer
 		idleC         <-chan time.Time
 		graceC        <-chan time.Time
-		stopped       error // the answer, once gorender asked the render to stop
-		streaming     bool  // the answer started streaming
+		stopped       error       // the answer, once gorender asked the render to stop
+		streaming     bool        // the answer started streaming
+		startedC      = t.started // nil once the render may be running
 	)
 	defer func() {
 		if idle != nil {
@@ -260,7 +319,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 	// take (it never yields) stay in the request's queue, where the
 	// stream's idle watchdog sees them pile up.
 	sendUpdate := func() {
-		if applying != nil || updatesClosed {
+		if applying != nil || updatesClosed || startedC != nil {
 			return
 		}
 		up, ok, closed := req.Updates.TakeOne()
@@ -278,19 +337,63 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 			}
 		}
 	}
+	// begin is the render's start: the first sent to p starts at once,
+	// one queued behind others once they answered. The caller learns it
+	// (its render deadline runs from then), and updates go from then on.
+	begin := func() {
+		startedC = nil
+		if req.Started != nil {
+			req.Started()
+		}
+		if req.Updates != nil {
+			sendUpdate()
+		}
+	}
+	if t.hasStarted() {
+		begin()
+	}
 	ctxDone := ctx.Done()
 	for {
 		select {
-		case f, ok := <-p.frames:
+		case <-startedC:
+			begin()
+		case q := <-moveC:
+			// An idle process is offered: the render is withdrawn from p
+			// unless p has started it (the executor says which).
+			moveC = nil
+			rn.moveTo = q
+			_ = p.send(&header{T: "withdraw", R: rn.id}, "")
+		case f, ok := <-t.frames:
 			if !ok {
+				if t.unstarted {
+					// p ended before it could start the render: it ran
+					// nowhere and goes to another process.
+					rn.elsewhere = true
+					return jsvm.Result{}, nil
+				}
 				if stopped != nil {
 					r.broken = true
 					return jsvm.Result{}, stopped
 				}
 				return rn.lost()
 			}
-			if f.h.R != rn.id {
-				continue // a stale frame of an earlier render of the process
+			if f.h.T == "done" && f.h.Kind == "withdrawn" {
+				if rn.moveTo == nil {
+					return rn.protocolError(fmt.Errorf("%w: render %d withdrawn unasked", errProtocol, rn.id))
+				}
+				rn.elsewhere = true
+				return jsvm.Result{}, nil
+			}
+			if startedC != nil {
+				// Its frames say it started: the select may take them
+				// before the start signal, which must come first (a
+				// stream's start lifts the render deadline begin arms).
+				begin()
+			}
+			if rn.moveTo != nil {
+				// p started it: it runs here; the offered process is given back.
+				r.eng.release(rn.moveTo)
+				rn.moveTo = nil
 			}
 			switch f.h.T {
 			case "start":
@@ -352,6 +455,17 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 			stop("idle", &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: jsvm.StreamIdleText(req.StreamIdle)})
 		case <-ctxDone:
 			ctxDone = nil
+			if !t.hasStarted() {
+				// Still queued behind another render: the executor drops
+				// it unstarted (or stops it, if it started meanwhile, as
+				// any render asked to stop), and its caller is answered
+				// now; p is released when its done frame comes.
+				if err := p.send(&header{T: "cancel", R: rn.id, Why: "interrupt"}, ""); err != nil {
+					p.kill(reasonUnresponsive)
+				}
+				rn.finishLater(req.Deadline)
+				return jsvm.Result{}, jsvm.InterruptedError(ctx, rn.started)
+			}
 			if pastDeadline(ctx) {
 				// A render past its deadline may be running JavaScript that
 				// never yields (a loop, a catastrophic regex): its process
@@ -382,21 +496,45 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 
 // finishLater lets the process finish a render whose caller was answered:
 // it is released once its done frame arrives, and killed at the render
-// deadline if it has not ended by then (counted as a deadline kill).
+// deadline if it has not ended by then (counted as a deadline kill). A
+// render still queued (its caller left) is dropped by the executor; if it
+// started meanwhile, it has the cancel grace from its start at least.
 func (rn *render) finishLater(deadline time.Time) {
 	rn.finishing = true
-	e, p, id := rn.rt.eng, rn.p, rn.id
+	e, p, t := rn.rt.eng, rn.p, rn.t
+	queued := !t.hasStarted()
 	go func() {
 		defer e.release(p)
-		timer := time.NewTimer(time.Until(deadline))
-		defer timer.Stop()
+		var timer *time.Timer
+		var timerC <-chan time.Time
+		arm := func() {
+			d := time.Until(deadline)
+			if queued {
+				d = max(d, cancelGrace)
+			}
+			timer = time.NewTimer(d)
+			timerC = timer.C
+		}
+		defer func() {
+			if timer != nil {
+				timer.Stop()
+			}
+		}()
+		startedC := t.started
+		if !queued {
+			startedC = nil
+			arm()
+		}
 		for {
 			select {
-			case f, ok := <-p.frames:
-				if !ok || (f.h.R == id && f.h.T == "done") {
+			case <-startedC:
+				startedC = nil
+				arm()
+			case f, ok := <-t.frames:
+				if !ok || f.h.T == "done" {
 					return
 				}
-			case <-timer.C:
+			case <-timerC:
 				p.kill(reasonDeadline)
 				return
 			}

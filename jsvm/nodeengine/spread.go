@@ -117,7 +117,7 @@ func (e *Engine) nextSpreadLocked() (*proc, *program) {
 		return nil, nil
 	}
 	e.idle = slices.DeleteFunc(e.idle, func(q *proc) bool { return q == take })
-	take.busy = true
+	e.holdLocked(take)
 	return take, what
 }
 

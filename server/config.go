@@ -131,6 +131,10 @@ type Config struct {
 	// NodeHeapLimit is each node engine process's V8 heap limit in bytes
 	// (0: V8's default).
 	NodeHeapLimit uint64
+	// NodeQueueDepth is how many renders a node engine process holds at
+	// once when none is idle: the one it runs and the others queued in its
+	// pipe behind it (1: none queued).
+	NodeQueueDepth int
 	// Warnings are problems that do not stop the start (a weak password,
 	// a deprecated name, a value upstream reads in a surprising way), to
 	// be logged once at start. They never contain the password.
@@ -607,6 +611,11 @@ var settings = []setting{
 					l.c.NodeHeapLimit = max(l.c.MemoryLimit/2/uint64(l.c.WorkersCount), minNodeHeapLimit)
 				}
 			}),
+	},
+	{
+		Name: "RENDERER_NODE_QUEUE_DEPTH", Default: "4", Engine: "node",
+		Doc:   "renders a node engine process holds at once when none is idle: the one it runs and the others queued in its pipe, which it starts without waiting for gorender (fewer process switches per render); a queued render moves to a process that becomes idle, waits at most the queue timeout, and its render timeout runs from its start; `1`: none queued",
+		Value: number(func(c *Config) *int { return &c.NodeQueueDepth }, 1, 64),
 	},
 	{
 		Name: "RENDERER_ENABLE_HEALTH_ENDPOINTS", DefaultDoc: "—",

@@ -88,6 +88,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Node: jsvm.NodeOptions{
 			Path:            cfg.NodePath,
 			Processes:       cfg.WorkersCount,
+			QueueDepth:      cfg.NodeQueueDepth,
 			HeapLimit:       int64(cfg.NodeHeapLimit),
 			ReadRoots:       []string{cfg.CachePath, cfg.CachePath + ".artifact-snapshots"},
 			MaxRenders:      cfg.MaxRendersPerRuntime,
@@ -119,7 +120,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 	s.pools = worker.New(worker.Config{
 		Engine:               engine,
 		Source:               cache,
-		RuntimesPerBundle:    cfg.WorkersCount,
+		RuntimesPerBundle:    runtimesPerBundle(cfg),
 		MaxBundles:           cfg.MaxVMPoolSize,
 		QueueTimeout:         cfg.QueueTimeout,
 		RenderTimeout:        cfg.RenderTimeout,
@@ -332,4 +333,14 @@ func (s *Server) flushTraces() {
 	if err := s.tracing.Shutdown(ctx); err != nil {
 		s.logger.Warn("traces not exported at exit", "err", err)
 	}
+}
+
+// runtimesPerBundle is how many renders of one bundle may be in the engine
+// at once: with the node engine, every process's queue too
+// (RENDERER_NODE_QUEUE_DEPTH).
+func runtimesPerBundle(cfg *Config) int {
+	if cfg.JSEngine == "node" {
+		return cfg.WorkersCount * max(cfg.NodeQueueDepth, 1)
+	}
+	return cfg.WorkersCount
 }

@@ -705,3 +705,13 @@ func (s *server) readCacheFile(t *testing.T, rel string) string {
 	}
 	return string(b)
 }
+
+// runtimesPerBundle is the pools' runtimes per bundle with workers
+// workers: on the node engine, every process's queue too (the default
+// RENDERER_NODE_QUEUE_DEPTH, 4).
+func runtimesPerBundle(workers int) int {
+	if testEngine == "node" {
+		return workers * 4
+	}
+	return workers
+}

@@ -176,9 +176,16 @@ const endlessStream = `({ getReader: function () { return {
 // touch (PROTOCOL.md §10, issue #7).
 func TestMetricsScriptedSequence(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, map[string]string{
+	env := map[string]string{
 		"RENDERER_WORKERS_COUNT": "1", "RENDERER_RENDER_TIMEOUT": "2s", "RENDERER_QUEUE_TIMEOUT": "300ms",
-	})
+	}
+	if testEngine == "node" {
+		// One runtime, as on the other engines: the sequence counts the
+		// pool exactly (a render queued in the process behind the runaway
+		// would lease a second runtime of the bundle).
+		env["RENDERER_NODE_QUEUE_DEPTH"] = "1"
+	}
+	s := startServer(t, env)
 	h2 := transports[0]
 	before := s.scrapeMetrics(t)
 

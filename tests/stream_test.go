@@ -533,8 +533,9 @@ func TestStreamClientGone(t *testing.T) {
 		// replacement that finds the pool full closes again, which can take
 		// a while (a QuickJS runtime under the race detector).
 		runtimes := `gorender_runtimes{bundle="` + id + `"}`
-		if v := s.waitMetric(t, runtimes, 10*time.Second, func(v float64) bool { return v == 2 }); v != 2 {
-			t.Errorf("gorender_runtimes = %v for the bundle, want its 2 runtimes", v)
+		want := float64(runtimesPerBundle(2))
+		if v := s.waitMetric(t, runtimes, 10*time.Second, func(v float64) bool { return v == want }); v != want {
+			t.Errorf("gorender_runtimes = %v for the bundle, want its %v runtimes", v, want)
 		}
 		if v := s.metricValue(t, "gorender_runtimes_quarantined"); v != 0 {
 			t.Errorf("gorender_runtimes_quarantined = %v, want 0", v)

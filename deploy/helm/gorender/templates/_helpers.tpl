@@ -179,6 +179,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_JS_ENGINE" (default (ternary "node" "" (eq .Values.image.variant "node")) $c.jsEngine))
   (list "RENDERER_NODE_PATH" $c.nodePath)
   (list "RENDERER_NODE_HEAP_LIMIT" $c.nodeHeapLimit)
+  (list "RENDERER_NODE_QUEUE_DEPTH" $c.nodeQueueDepth)
   (list "REPLAY_SERVER_ASYNC_OPERATION_LOGS" $c.replayServerAsyncOperationLogs)
   (list "RENDERER_CURRENT_GENERATION_MANIFEST" $c.currentGenerationManifest)
   (list "RENDERER_MAX_CONNECTION_AGE" $c.maxConnectionAge)

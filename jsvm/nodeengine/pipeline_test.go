@@ -433,3 +433,110 @@ func TestQueuedStreamStartsInOrder(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// dropFrom unloads prg from the process of slot, idle, as if it had never
+// loaded it (a process replaced since, one the spreader has not reached).
+func dropFrom(t *testing.T, e *Engine, slot int, prg jsvm.Program) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := e.reserve(ctx, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.release(p)
+	if p.slot != slot {
+		t.Fatalf("reserved the process of slot %d, want %d", p.slot, slot)
+	}
+	e.mu.Lock()
+	delete(p.loaded, prg.(*program))
+	e.mu.Unlock()
+	if err := p.send(&header{T: "unload", B: prg.(*program).key}, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestQueuedRenderNeedingALoadWaitsForAnIdleProcess: a render that finds
+// the only process busy, and that needs a bundle that process has not
+// loaded (its own, or one of its request's bundle set), does not queue in
+// it (only a process with no other holder loads a bundle): nothing is
+// written to the process while the render ahead runs; once that one
+// answers, the waiting render loads its bundle there and is answered with
+// that bundle's output, within its deadline.
+func TestQueuedRenderNeedingALoadWaitsForAnIdleProcess(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		// render is the render needing b, on a runtime of a or of b.
+		render func(rtA, rtB jsvm.Runtime) (string, error)
+	}{
+		{"its own bundle", "b", func(rtA, rtB jsvm.Runtime) (string, error) {
+			return eval(t, rtB, "b", `me`)
+		}},
+		{"a bundle of its set", "a+b", func(rtA, rtB jsvm.Runtime) (string, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := rtA.Eval(ctx, `me + '+' + runOnOtherBundle('b', 'me')`, jsvm.NewRequest(map[string]jsvm.Runtime{"a": rtA, "b": rtB}))
+			return res.Body, err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := newEngine(t, config{Depth: 4, SupportModules: true})
+			dir := t.TempDir()
+			a := gatedBundle(t, e, dir, "a", "", "")
+			b := gatedBundle(t, e, dir, "b", "", "")
+			rtSlow, rtA, rtB := loadProgram(t, e, a), loadProgram(t, e, a), loadProgram(t, e, b)
+			dropFrom(t, e, 0, b)
+			before := e.loadsSent.Load()
+
+			slow := evalAsync(t, rtSlow, "a", `wait('go')`)
+			waitFor(t, 10*time.Second, "the slow render sent", func() bool { return sentTo(e, 0) == 1 })
+			out := make(chan string, 1)
+			go func() {
+				got, err := tc.render(rtA, rtB)
+				if err != nil {
+					got = "error: " + err.Error()
+				}
+				out <- got
+			}()
+			// The render either waits for a process (the rule) or was
+			// written to the busy one, with or without loading b first.
+			waitFor(t, 10*time.Second, "the render waiting or sent", func() bool {
+				e.mu.Lock()
+				waiting := len(e.waiters)
+				e.mu.Unlock()
+				return waiting == 1 || sentTo(e, 0) > 1 || e.loadsSent.Load() > before
+			})
+			if n := e.loadsSent.Load(); n != before {
+				t.Errorf("b was sent to the busy process to load (%d loads, want %d)", n, before)
+			}
+			if n := sentTo(e, 0); n != 1 {
+				t.Errorf("%d renders written to the busy process, want 1 (the render needing b queued in it)", n)
+			}
+			if n := holders(e, 0); n != 1 {
+				t.Errorf("the busy process has %d holders, want 1", n)
+			}
+
+			touch(t, dir, "go")
+			select {
+			case got := <-slow:
+				if got != "a" {
+					t.Fatalf("the slow render: %q", got)
+				}
+			case got := <-out:
+				t.Fatalf("the render needing b answered (%q) before the render ahead of it", got)
+			}
+			select {
+			case got := <-out:
+				if got != tc.want {
+					t.Errorf("the render needing b: %q, want %q", got, tc.want)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("the render needing b was never answered")
+			}
+			if n := e.loadsSent.Load(); n != before+1 {
+				t.Errorf("%d loads after the renders, want %d (b once, in the freed process)", n, before+1)
+			}
+			waitFor(t, 10*time.Second, "the process idle", func() bool { return holders(e, 0) == 0 && sentTo(e, 0) == 0 })
+		})
+	}
+}

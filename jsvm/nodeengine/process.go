@@ -326,11 +326,9 @@ func (p *proc) sendRender(t *ticket, h *header, body string) error {
 	t.sentAt = time.Now()
 	p.sent = append(p.sent, t)
 	p.rmu.Unlock()
-	if err := writeParts(p.in, head, body); err != nil {
-		// The process is going (its input closed or broken): the ticket
-		// is closed with the others when its output ends.
-		return nil
-	}
+	// A write error means the process is going (its input closed or
+	// broken): the ticket is closed with the others when its output ends.
+	_ = writeParts(p.in, head, body)
 	return nil
 }
 

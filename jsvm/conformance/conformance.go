@@ -100,6 +100,7 @@ var cases = []struct {
 	{"AsyncLocalStorageAcrossAwaitsAndRenders", testAsyncLocalStorageAcrossAwaitsAndRenders},
 	{"UnsupportedModuleFailsClearly", testUnsupportedModuleFailsClearly},
 	{"IntlLoadsOnFirstUse", testIntlLoadsOnFirstUse},
+	{"IntlParsesFormatsInUse", testIntlParsesFormatsInUse},
 	{"IntlMatrix", testIntlMatrix},
 	{"IntlProcessDefaults", testIntlProcessDefaults},
 	{"UnicodePropertyEscapes", testUnicodePropertyEscapes},

@@ -62,6 +62,38 @@ func testIntlLoadsOnFirstUse(t *testing.T, engine string) {
 	}
 }
 
+// A runtime parses only the DateTimeFormat formats its formatters use (of
+// the ~750 each locale lists, jsvm/intl/patches/format-list.js: parsing
+// them all cost ~10 MB per locale on goja), and loads no data of a locale
+// it does not use. White-box: it reads the polyfill's locale data.
+func testIntlParsesFormatsInUse(t *testing.T, engine string) {
+	skipSlowUnderRace(t, engine)
+	v, _ := registered.Load(engine)
+	if v.(Engine).IntlBuilds == nil {
+		t.Skip("the engine has Intl of its own")
+	}
+	e, err := NewEngine(engine, jsvm.Options{StubTimers: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := NewLoaded(t, e, "b", `var x;`)
+	// Two formats (the default date and time; a long month), each asked
+	// for twice; date and time styles are not among the formats.
+	const use = `[0, 1].map(function () {
+		var d = new Date(Date.UTC(2024, 2, 5, 14, 7));
+		return [d.toLocaleString('de-DE', { timeZone: 'UTC' }), d.toLocaleDateString('de-DE', { month: 'long', timeZone: 'UTC' }),
+			new Intl.DateTimeFormat('de-DE', { dateStyle: 'full', timeStyle: 'short', timeZone: 'UTC' }).format(d)].join(' | ');
+	}).join(' / ')`
+	if got, want := MustEval(t, rt, use), "5.3.2024, 14:07:00 | März | Dienstag, 5. März 2024 um 14:07"; got != want+" / "+want {
+		t.Fatalf("got %q", got)
+	}
+	got := MustEval(t, rt, `var formats = Intl.DateTimeFormat.localeData['de-DE'].formats.gregory;
+		JSON.stringify([formats.length, formats.parsed.size, Object.keys(Intl.DateTimeFormat.localeData).sort()])`)
+	if want := `[745,2,["de","de-DE"]]`; got != want {
+		t.Fatalf("de's formats listed, parsed, DateTimeFormat locales loaded: %s, want %s", got, want)
+	}
+}
+
 // The Intl matrix (tests/testdata/intl, built by its build.sh): react-intl,
 // luxon, i18next, date-fns and direct Intl calls, each case run in every
 // locale of the matrix, compared with what Node 20 answered (golden/). Where

@@ -411,17 +411,30 @@ const patches = [
         to: '\t\t\t} else fv = localizedDigits(offsetToGmtString(gmtFormat, hourFormat, tm.timeZoneOffset, f), nf);\n',
       },
       {
-        // Matching options to one of a locale's ~750 formats scores every
-        // format on every construction (each toLocaleString call): remember
-        // the winner per options.
-        from: '\tfor (const format of formats) {\n\t\tconst score = bestFitFormatMatcherScore(options, format);\n\t\tif (score > bestScore) {\n\t\t\tbestScore = score;\n\t\t\tbestFormat = format;\n\t\t}\n\t}\n\tconst skeletonFormat = { ...bestFormat };\n',
-        to: '\tbestFormat = bestFitFormat(options, formats);\n\tconst skeletonFormat = { ...bestFormat };\n',
-        append: fs.readFileSync(path.join(here, 'patches', 'best-fit-format.js'), 'utf8'),
+        // A locale's formats (~750 per calendar) were all parsed when the
+        // locale was first used, ~10 MB of objects per locale on goja: a
+        // FormatList (patches/format-list.js) holds them as CLDR lists them
+        // and parses the one a matcher picks.
+        from: 'return parsed ??= Object.keys(formats[calendar]).map((skeleton) => parseDateTimeSkeleton(skeleton, formats[calendar][skeleton], calendarIntervals[skeleton] || findIntervalFormat(skeleton, calendarIntervals), calendarIntervals.intervalFormatFallback));',
+        to: 'return parsed ??= new FormatList(formats[calendar], calendarIntervals);',
+        append: fs.readFileSync(path.join(here, 'patches', 'format-list.js'), 'utf8'),
       },
       {
-        // ... and the interval formats of each of them are looked up then.
-        from: 'return parsed ??= Object.keys(formats[calendar]).map((skeleton) => parseDateTimeSkeleton(skeleton, formats[calendar][skeleton], calendarIntervals[skeleton] || findIntervalFormat(skeleton, calendarIntervals), calendarIntervals.intervalFormatFallback));',
-        to: 'return parsed ??= Object.keys(formats[calendar]).map((skeleton) => parseDateTimeSkeleton(skeleton, formats[calendar][skeleton], () => calendarIntervals[skeleton] || findIntervalFormat(skeleton, calendarIntervals), calendarIntervals.intervalFormatFallback));',
+        // The basic matcher scores each format by the fields its skeleton
+        // asks for and parses the winner.
+        from: 'function BasicFormatMatcher(options, formats) {\n\tlet bestScore = -Infinity;\n\tlet bestFormat = formats[0];\n\tinvariant(Array.isArray(formats), "formats should be a list of things");\n\tfor (const format of formats) {\n',
+        to: 'function BasicFormatMatcher(options, formats) {\n\tlet bestScore = -Infinity;\n\tlet bestFormat = 0;\n\tfor (let index = 0; index < formats.length; index++) {\n\t\tconst format = formats.fields(index);\n',
+      },
+      {
+        from: '\t\t\tbestFormat = format;\n\t\t}\n\t}\n\treturn { ...bestFormat };\n}\n',
+        to: '\t\t\tbestFormat = index;\n\t\t}\n\t}\n\treturn { ...formats.format(bestFormat) };\n}\n',
+      },
+      {
+        // The best-fit matcher scored every format on every construction
+        // (each toLocaleString call): bestFitFormat remembers the winner per
+        // options (patches/format-list.js).
+        from: '\tlet bestFormat = formats[0];\n\tinvariant(Array.isArray(formats), "formats should be a list of things");\n\tfor (const format of formats) {\n\t\tconst score = bestFitFormatMatcherScore(options, format);\n\t\tif (score > bestScore) {\n\t\t\tbestScore = score;\n\t\t\tbestFormat = format;\n\t\t}\n\t}\n\tconst skeletonFormat = { ...bestFormat };\n',
+        to: '\tconst bestFormat = bestFitFormat(options, formats);\n\tconst skeletonFormat = { ...bestFormat };\n',
       },
       {
         // A format without its own interval formats looked for one by

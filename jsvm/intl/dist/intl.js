@@ -23050,9 +23050,9 @@ Please __addLocaleData before adding additional unit data`);
   }
   function BasicFormatMatcher(options, formats) {
     let bestScore = -Infinity;
-    let bestFormat = formats[0];
-    invariant5(Array.isArray(formats), "formats should be a list of things");
-    for (const format of formats) {
+    let bestFormat = 0;
+    for (let index = 0; index < formats.length; index++) {
+      const format = formats.fields(index);
       let score = 0;
       for (const prop of DATE_TIME_PROPS) {
         const optionsProp = options[prop];
@@ -23100,10 +23100,10 @@ Please __addLocaleData before adding additional unit data`);
       }
       if (score > bestScore) {
         bestScore = score;
-        bestFormat = format;
+        bestFormat = index;
       }
     }
-    return { ...bestFormat };
+    return { ...formats.format(bestFormat) };
   }
   var patternFields = /* @__PURE__ */ new WeakMap();
   function getDateTimePatternFields(format) {
@@ -23428,9 +23428,7 @@ Please __addLocaleData before adding additional unit data`);
   }
   function BestFitFormatMatcher(options, formats) {
     let bestScore = -Infinity;
-    let bestFormat = formats[0];
-    invariant5(Array.isArray(formats), "formats should be a list of things");
-    bestFormat = bestFitFormat(options, formats);
+    const bestFormat = bestFitFormat(options, formats);
     const skeletonFormat = { ...bestFormat };
     const patternFormat = /* @__PURE__ */ Object.create(null);
     patternFormat.rawPattern = bestFormat.rawPattern;
@@ -24271,7 +24269,7 @@ Please __addLocaleData before adding additional unit data`);
         Object.defineProperty(processedData.formats, calendar, {
           enumerable: true,
           get() {
-            return parsed ??= Object.keys(formats[calendar]).map((skeleton) => parseDateTimeSkeleton(skeleton, formats[calendar][skeleton], () => calendarIntervals[skeleton] || findIntervalFormat(skeleton, calendarIntervals), calendarIntervals.intervalFormatFallback));
+            return parsed ??= new FormatList(formats[calendar], calendarIntervals);
           }
         });
       }
@@ -24481,31 +24479,66 @@ Please __addLocaleData before adding additional unit data`);
   function localizedDigits(s, nf) {
     return s.replace(/[0-9]/g, (d) => nf.format(Number(d)));
   }
-  var bestFitFormats = /* @__PURE__ */ new WeakMap();
+  var FormatList = class {
+    constructor(patterns, intervals) {
+      this.patterns = patterns;
+      this.intervals = intervals;
+      this.skeletons = Object.keys(patterns);
+      this.parsed = /* @__PURE__ */ new Map();
+      this.rows = null;
+      this.winners = null;
+    }
+    get length() {
+      return this.skeletons.length;
+    }
+    // fields is the skeleton fields of format i ({year: "numeric", ...}).
+    fields(i) {
+      return skeletonFields(this.skeletons[i]);
+    }
+    // format is format i parsed, as FormatJS's list held it.
+    format(i) {
+      let f = this.parsed.get(i);
+      if (!f) {
+        const skeleton = this.skeletons[i];
+        const intervals = this.intervals;
+        f = parseDateTimeSkeleton(skeleton, this.patterns[skeleton], () => intervals[skeleton] || findIntervalFormat(skeleton, intervals), intervals.intervalFormatFallback);
+        this.parsed.set(i, f);
+      }
+      return f;
+    }
+  };
+  var skeletonRows = /* @__PURE__ */ new Map();
+  function skeletonRow(skeleton) {
+    let row = skeletonRows.get(skeleton);
+    if (!row) {
+      const fields2 = skeletonFields(skeleton);
+      row = DATE_TIME_PROPS.map((p) => fields2[p]);
+      row.push(!!fields2.hour12);
+      skeletonRows.set(skeleton, row);
+    }
+    return row;
+  }
   var FIELD_WIDTHS = ["2-digit", "numeric", "narrow", "short", "long"];
   function bestFitFormat(options, formats) {
-    let m = bestFitFormats.get(formats);
-    if (!m) {
-      m = {
-        winners: /* @__PURE__ */ new Map(),
-        fields: formats.map((f) => DATE_TIME_PROPS.map((p) => f[p])),
-        hour12: formats.map((f) => !!f.hour12)
-      };
-      bestFitFormats.set(formats, m);
+    if (!formats.rows) {
+      formats.rows = formats.skeletons.map(skeletonRow);
+      formats.winners = /* @__PURE__ */ new Map();
     }
+    const rows = formats.rows;
     const wanted = DATE_TIME_PROPS.map((p) => options[p]);
     const key = (options.hour12 ? "12" : "") + "|" + wanted.map((v) => v === void 0 ? "" : String(v)).join("|");
-    let best = m.winners.get(key);
-    if (best) return best;
+    let best = formats.winners.get(key);
+    if (best !== void 0) return formats.format(best);
     const hasHour = options.hour !== void 0;
+    const hour12 = wanted.length;
     let bestScore = -Infinity;
-    best = formats[0];
-    for (let i = 0; i < formats.length; i++) {
-      const fields2 = m.fields[i];
+    best = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const fields2 = rows[i];
       let score = 0;
       if (hasHour) {
-        if (options.hour12 && !m.hour12[i]) score -= 120;
-        else if (!options.hour12 && m.hour12[i]) score -= 20;
+        if (options.hour12 && !fields2[hour12]) score -= 120;
+        else if (!options.hour12 && fields2[hour12]) score -= 20;
       }
       for (let j = 0; j < wanted.length; j++) {
         const o = wanted[j];
@@ -24526,11 +24559,11 @@ Please __addLocaleData before adding additional unit data`);
       }
       if (score > bestScore) {
         bestScore = score;
-        best = formats[i];
+        best = i;
       }
     }
-    m.winners.set(key, best);
-    return best;
+    formats.winners.set(key, best);
+    return formats.format(best);
   }
   var parsedIntervalSkeletons = /* @__PURE__ */ new WeakMap();
   function parsedIntervalSkeleton(intervalFormats, key) {

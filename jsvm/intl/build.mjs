@@ -330,14 +330,19 @@ const patches = [
     edits: [
       {
         from: '\telse r = BestFitMatcher(localeArray(availableLocales, true), requestedLocales, getDefaultLocale);',
-        to: '\telse r = LookupMatcher(localeArray(availableLocales, false), requestedLocales, getDefaultLocale);',
+        to: '\telse r = LookupMatcher(availableLocales, requestedLocales, getDefaultLocale);',
       },
       {
-        // The array of a Set of available locales is cached; checking the
-        // cache walked the whole Set (1,500 tags) on every construction. The
-        // Sets only grow (gorender fills them once): their size tells.
-        from: '\tif (cached) {\n\t\tconst original = cached.original;\n\t\tlet index = 0;\n\t\tfor (const locale of available) if (original[index++] !== locale) {\n\t\t\tcached = void 0;\n\t\t\tbreak;\n\t\t}\n\t}\n',
-        to: '',
+        // The matcher looks tags up in a Set of the available locales: it
+        // made an array of a polyfill's Set (1,200 tags), and a Set of that
+        // array, for each polyfill in each runtime (~0.3 MB each on goja).
+        // A polyfill's Set is used as it is.
+        from: '\tif (matcher === "lookup") r = LookupMatcher(localeArray(availableLocales, false), requestedLocales, getDefaultLocale);',
+        to: '\tif (matcher === "lookup") r = LookupMatcher(availableLocales, requestedLocales, getDefaultLocale);',
+      },
+      {
+        from: '\tlet availableSet = availableLocalesSetCache.get(availableLocales);\n',
+        to: '\tlet availableSet = availableLocales instanceof Set ? availableLocales : availableLocalesSetCache.get(availableLocales);\n',
       },
     ],
   },
@@ -491,22 +496,20 @@ function expandPropertyClass(cls) {
   return '[' + ranges.map(([a, b]) => (a === b ? hex(a) : hex(a) + '-' + hex(b))).join('') + ']';
 }
 // supportedLocalesOf, which react-intl calls for every formatter, copied
-// the 1,500 available tags into a new array (and the matcher that array into
-// a new Set) on every call: keep one array per Set.
+// the 1,200 available tags into a new array (and the matcher that array into
+// a new Set) on every call: the matcher takes the polyfill's Set.
 patches.push({
   file: /intl-(datetimeformat|displaynames|listformat|numberformat|pluralrules|relativetimeformat|segmenter)[\\/]polyfill-force\.js$/,
   edits: [{
     all: true,
     from: 'LookupSupportedLocales(Array.from(availableLocales), requestedLocales)',
-    to: 'LookupSupportedLocales(localeList(availableLocales), requestedLocales)',
-    append: 'const localeLists = new WeakMap();\nfunction localeList(set) {\n\tlet l = localeLists.get(set);\n' +
-      '\tif (!l || l.length !== set.size) localeLists.set(set, l = Array.from(set));\n\treturn l;\n}\n',
+    to: 'LookupSupportedLocales(availableLocales, requestedLocales)',
   }],
 });
 
 // Handing ResolveLocale the polyfill's Set of available locales, not a new
-// array of it, lets the matcher reuse its array and Set of them (1,500 tags
-// copied twice per construction otherwise).
+// array of it, lets the matcher look tags up in it (1,200 tags copied twice
+// per construction otherwise).
 patches.push({
   file: /intl-numberformat[\\/]polyfill-force\.js$/,
   edits: [{

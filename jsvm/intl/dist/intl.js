@@ -16795,12 +16795,6 @@ var __gorenderIntl = (() => {
     return result === 0 ? (desired.flags ^ supported.flags) / DISTANCE_SCALE : result;
   }
   var findMatchingDistance = memoize((desired, supported) => distance(maximal(canonicalize(desired)), maximal(canonicalize(supported))), { serializer: (args) => `${args[0]}|${args[1]}` });
-  var immutableLocaleLists = /* @__PURE__ */ new WeakSet();
-  function createLocaleListSnapshot(locales) {
-    const snapshot = Object.freeze(Array.from(locales));
-    immutableLocaleLists.add(snapshot);
-    return snapshot;
-  }
   var subdivisionAlias2 = {
     "cn11": "cnbj",
     "cn12": "cntj",
@@ -17062,7 +17056,7 @@ var __gorenderIntl = (() => {
   }
   var availableLocalesSetCache = /* @__PURE__ */ new WeakMap();
   function BestAvailableLocale(availableLocales2, locale) {
-    let availableSet = availableLocalesSetCache.get(availableLocales2);
+    let availableSet = availableLocales2 instanceof Set ? availableLocales2 : availableLocalesSetCache.get(availableLocales2);
     if (!availableSet) {
       availableSet = new Set(availableLocales2);
       availableLocalesSetCache.set(availableLocales2, availableSet);
@@ -17125,27 +17119,11 @@ var __gorenderIntl = (() => {
       keywords
     };
   }
-  var availableLocaleArrays = /* @__PURE__ */ new WeakMap();
-  function localeArray(locales, bestFit) {
-    if (Array.isArray(locales)) return locales;
-    const available = locales;
-    let cached = availableLocaleArrays.get(available);
-    if (cached?.original.length !== available.size) cached = void 0;
-    if (!cached) {
-      cached = {
-        original: Array.from(available),
-        snapshot: void 0
-      };
-      availableLocaleArrays.set(available, cached);
-    }
-    if (!bestFit) return cached.original;
-    return cached.snapshot ??= createLocaleListSnapshot(cached.original);
-  }
   function ResolveLocale(availableLocales2, requestedLocales, options, relevantExtensionKeys, localeData, getDefaultLocale) {
     const matcher = options.localeMatcher;
     let r;
-    if (matcher === "lookup") r = LookupMatcher(localeArray(availableLocales2, false), requestedLocales, getDefaultLocale);
-    else r = LookupMatcher(localeArray(availableLocales2, false), requestedLocales, getDefaultLocale);
+    if (matcher === "lookup") r = LookupMatcher(availableLocales2, requestedLocales, getDefaultLocale);
+    else r = LookupMatcher(availableLocales2, requestedLocales, getDefaultLocale);
     if (r == null) r = {
       locale: getDefaultLocale(),
       extension: ""
@@ -18090,8 +18068,8 @@ var __gorenderIntl = (() => {
       options = ToObject2(options);
       matcher = GetOption2(options, "localeMatcher", "string", ["lookup", "best fit"], "best fit");
     }
-    if (matcher === "best fit") return LookupSupportedLocales(localeList(availableLocales2), requestedLocales);
-    return LookupSupportedLocales(localeList(availableLocales2), requestedLocales);
+    if (matcher === "best fit") return LookupSupportedLocales(availableLocales2, requestedLocales);
+    return LookupSupportedLocales(availableLocales2, requestedLocales);
   }
   function invariant$1(condition, message, Err = Error) {
     if (!condition) throw new Err(message);
@@ -18912,12 +18890,6 @@ Valid values are ${Array.from(VALID_ROUNDING_INCREMENTS).join(", ")}.`, RangeErr
   if (buf) {
     for (const d of buf) PluralRules.__addLocaleData(d);
     delete globalThis.__FORMATJS_PLURALRULES_DATA__;
-  }
-  var localeLists = /* @__PURE__ */ new WeakMap();
-  function localeList(set) {
-    let l = localeLists.get(set);
-    if (!l || l.length !== set.size) localeLists.set(set, l = Array.from(set));
-    return l;
   }
 
   // node_modules/@formatjs/intl-numberformat/polyfill-force.js
@@ -21471,8 +21443,8 @@ Valid values are ${Array.from(VALID_ROUNDING_INCREMENTS2).join(", ")}.`, RangeEr
       options = ToObject3(options);
       matcher = GetOption3(options, "localeMatcher", "string", ["lookup", "best fit"], "best fit");
     }
-    if (matcher === "best fit") return LookupSupportedLocales(localeList2(availableLocales2), requestedLocales);
-    return LookupSupportedLocales(localeList2(availableLocales2), requestedLocales);
+    if (matcher === "best fit") return LookupSupportedLocales(availableLocales2, requestedLocales);
+    return LookupSupportedLocales(availableLocales2, requestedLocales);
   }
   function invariant4(condition, message, Err = Error) {
     if (!condition) throw new Err(message);
@@ -21804,12 +21776,6 @@ Please __addLocaleData before adding additional unit data`);
   if (buf2) {
     for (const d of buf2) NumberFormat.__addLocaleData(d);
     delete globalThis.__FORMATJS_NUMBERFORMAT_DATA__;
-  }
-  var localeLists2 = /* @__PURE__ */ new WeakMap();
-  function localeList2(set) {
-    let l = localeLists2.get(set);
-    if (!l || l.length !== set.size) localeLists2.set(set, l = Array.from(set));
-    return l;
   }
 
   // src/generated.json
@@ -22589,8 +22555,8 @@ Please __addLocaleData before adding additional unit data`);
       options = ToObject4(options);
       matcher = GetOption4(options, "localeMatcher", "string", ["lookup", "best fit"], "best fit");
     }
-    if (matcher === "best fit") return LookupSupportedLocales(localeList3(availableLocales2), requestedLocales);
-    return LookupSupportedLocales(localeList3(availableLocales2), requestedLocales);
+    if (matcher === "best fit") return LookupSupportedLocales(availableLocales2, requestedLocales);
+    return LookupSupportedLocales(availableLocales2, requestedLocales);
   }
   var RangePatternType = /* @__PURE__ */ (function(RangePatternType2) {
     RangePatternType2["startRange"] = "startRange";
@@ -24573,12 +24539,6 @@ Please __addLocaleData before adding additional unit data`);
     if (!v) m.set(key, v = parseDateTimeSkeleton(key));
     return v;
   }
-  var localeLists3 = /* @__PURE__ */ new WeakMap();
-  function localeList3(set) {
-    let l = localeLists3.get(set);
-    if (!l || l.length !== set.size) localeLists3.set(set, l = Array.from(set));
-    return l;
-  }
 
   // node_modules/@formatjs/intl-relativetimeformat/polyfill-force.js
   var defaultContent4 = {
@@ -24910,8 +24870,8 @@ Please __addLocaleData before adding additional unit data`);
       options = ToObject5(options);
       matcher = GetOption5(options, "localeMatcher", "string", ["lookup", "best fit"], "best fit");
     }
-    if (matcher === "best fit") return LookupSupportedLocales(localeList4(availableLocales2), requestedLocales);
-    return LookupSupportedLocales(localeList4(availableLocales2), requestedLocales);
+    if (matcher === "best fit") return LookupSupportedLocales(availableLocales2, requestedLocales);
+    return LookupSupportedLocales(availableLocales2, requestedLocales);
   }
   function IsUnicodeLocaleIdentifierType4(value) {
     return /^[a-z0-9]{3,8}(-[a-z0-9]{3,8})*(?![\s\S])/i.test(value);
@@ -25216,12 +25176,6 @@ Please __addLocaleData before adding additional unit data`);
   if (buf4) {
     for (const d of buf4) RelativeTimeFormat.__addLocaleData(d);
     delete globalThis.__FORMATJS_RELATIVETIMEFORMAT_DATA__;
-  }
-  var localeLists4 = /* @__PURE__ */ new WeakMap();
-  function localeList4(set) {
-    let l = localeLists4.get(set);
-    if (!l || l.length !== set.size) localeLists4.set(set, l = Array.from(set));
-    return l;
   }
 
   // node_modules/@formatjs/intl-listformat/polyfill-force.js
@@ -25775,8 +25729,8 @@ Please __addLocaleData before adding additional unit data`);
       options = ToObject6(options);
       matcher = GetOption6(options, "localeMatcher", "string", ["lookup", "best fit"], "best fit");
     }
-    if (matcher === "best fit") return LookupSupportedLocales(localeList5(availableLocales2), requestedLocales);
-    return LookupSupportedLocales(localeList5(availableLocales2), requestedLocales);
+    if (matcher === "best fit") return LookupSupportedLocales(availableLocales2, requestedLocales);
+    return LookupSupportedLocales(availableLocales2, requestedLocales);
   }
   function validateInstance2(instance, method) {
     if (!(instance instanceof ListFormat)) throw new TypeError(`Method Intl.ListFormat.prototype.${method} called on incompatible receiver ${String(instance)}`);
@@ -25939,12 +25893,6 @@ Please __addLocaleData before adding additional unit data`);
   if (buf5) {
     for (const d of buf5) ListFormat.__addLocaleData(d);
     delete globalThis.__FORMATJS_LISTFORMAT_DATA__;
-  }
-  var localeLists5 = /* @__PURE__ */ new WeakMap();
-  function localeList5(set) {
-    let l = localeLists5.get(set);
-    if (!l || l.length !== set.size) localeLists5.set(set, l = Array.from(set));
-    return l;
   }
 
   // node_modules/@formatjs/intl-displaynames/polyfill-force.js
@@ -26379,8 +26327,8 @@ Please __addLocaleData before adding additional unit data`);
       options = ToObject7(options);
       matcher = GetOption7(options, "localeMatcher", "string", ["lookup", "best fit"], "best fit");
     }
-    if (matcher === "best fit") return LookupSupportedLocales(localeList6(availableLocales2), requestedLocales);
-    return LookupSupportedLocales(localeList6(availableLocales2), requestedLocales);
+    if (matcher === "best fit") return LookupSupportedLocales(availableLocales2, requestedLocales);
+    return LookupSupportedLocales(availableLocales2, requestedLocales);
   }
   function memoize8(fn, options) {
     const cache = options && options.cache ? options.cache : cacheDefault8;
@@ -26676,12 +26624,6 @@ Please __addLocaleData before adding additional unit data`);
   if (buf6) {
     for (const d of buf6) DisplayNames.__addLocaleData(d);
     delete globalThis.__FORMATJS_DISPLAYNAMES_DATA__;
-  }
-  var localeLists6 = /* @__PURE__ */ new WeakMap();
-  function localeList6(set) {
-    let l = localeLists6.get(set);
-    if (!l || l.length !== set.size) localeLists6.set(set, l = Array.from(set));
-    return l;
   }
 
   // node_modules/@formatjs/intl-segmenter/polyfill-force.js
@@ -27900,8 +27842,8 @@ Please __addLocaleData before adding additional unit data`);
       options = ToObject8(options);
       matcher = GetOption8(options, "localeMatcher", "string", ["lookup", "best fit"], "best fit");
     }
-    if (matcher === "best fit") return LookupSupportedLocales(localeList7(availableLocales2), requestedLocales);
-    return LookupSupportedLocales(localeList7(availableLocales2), requestedLocales);
+    if (matcher === "best fit") return LookupSupportedLocales(availableLocales2, requestedLocales);
+    return LookupSupportedLocales(availableLocales2, requestedLocales);
   }
   function memoize9(fn, options) {
     const cache = options && options.cache ? options.cache : cacheDefault9;
@@ -29473,12 +29415,6 @@ Please __addLocaleData before adding additional unit data`);
   } catch {
   }
   defineProperty8(ensureIntl8(), "Segmenter", { value: Segmenter });
-  var localeLists7 = /* @__PURE__ */ new WeakMap();
-  function localeList7(set) {
-    let l = localeLists7.get(set);
-    if (!l || l.length !== set.size) localeLists7.set(set, l = Array.from(set));
-    return l;
-  }
 
   // node_modules/@formatjs/intl-supportedvaluesof/polyfill-force.js
   function ToString11(o) {
@@ -30914,9 +30850,15 @@ Please __addLocaleData before adding additional unit data`);
     }
     return v;
   }
+  var tagSets = /* @__PURE__ */ new Map();
+  function tagSet(tags) {
+    let set = tagSets.get(tags);
+    if (!set) tagSets.set(tags, set = new Set(tags.split(" ")));
+    return set;
+  }
   function lazyLocaleData(kind, C) {
     const index = generated_default.locales[kind];
-    const tags = index.tags.split(" ");
+    const known = tagSet(index.tags);
     const ownerOf = (tag) => index.owner[tag] || tag;
     const target = {};
     const loaded = /* @__PURE__ */ new Set();
@@ -30932,7 +30874,6 @@ Please __addLocaleData before adding additional unit data`);
         loading = null;
       }
     };
-    const known = new Set(tags);
     C.localeData = new Proxy(target, {
       get(t, tag) {
         if (typeof tag === "string" && loading === null && known.has(tag) && !Object.prototype.hasOwnProperty.call(t, tag)) {
@@ -30945,7 +30886,7 @@ Please __addLocaleData before adding additional unit data`);
         return true;
       }
     });
-    C.availableLocales = new Set(tags);
+    C.availableLocales = known;
     C.__defaultLocale = defaultLocale();
   }
   var theDefault = null;
@@ -30966,7 +30907,7 @@ Please __addLocaleData before adding additional unit data`);
     installCollator({
       ResolveLocale,
       LookupSupportedLocales,
-      availableLocales: generated_default.locales.datetimeformat.tags.split(" "),
+      availableLocales: tagSet(generated_default.locales.datetimeformat.tags),
       defaultLocale: () => Intl.DateTimeFormat.__defaultLocale
     });
     alignWithNode(generated_default);

@@ -467,9 +467,28 @@ function precomputeAliasRules(text, file) {
   const script = text.replace(/^export \{[^}]*\};?$/m, '') + '\n;globalThis.__rules = languageAliasRules;';
   const ctx = vm.createContext({});
   vm.runInContext(script, ctx, { filename: file });
-  const rules = JSON.stringify(JSON.parse(vm.runInContext('JSON.stringify(__rules)', ctx)));
-  return text.slice(0, start) + 'const languageAliasRules = Object.assign(Object.create(null), JSON.parse(' + JSON.stringify(rules) + '));\n' +
+  // Each language's rules stay JSON text until a tag of that language is
+  // canonicalized: parsed, the 473 rules are ~1.5 MB of objects per runtime
+  // on goja, and a page meets a few languages.
+  const rules = JSON.parse(vm.runInContext('JSON.stringify(__rules)', ctx));
+  const texts = Object.fromEntries(Object.entries(rules).map(([lang, list]) => [lang, JSON.stringify(list)]));
+  const uses = [
+    ['languageAliasRules[finalLangAst.lang]?.find(matches)', 'languageAliasRulesOf(finalLangAst.lang)?.find(matches)'],
+    ['languageAliasRules.und?.find(matches)', 'languageAliasRulesOf("und")?.find(matches)'],
+  ];
+  let out = text.slice(0, start) +
+    'const languageAliasRuleTexts = Object.assign(Object.create(null), JSON.parse(' + JSON.stringify(JSON.stringify(texts)) + '));\n' +
+    'const languageAliasRuleLists = new Map();\n' +
+    'function languageAliasRulesOf(lang) {\n\tlet rules = languageAliasRuleLists.get(lang);\n' +
+    '\tif (rules === void 0 && languageAliasRuleTexts[lang] !== void 0) languageAliasRuleLists.set(lang, rules = JSON.parse(languageAliasRuleTexts[lang]));\n' +
+    '\treturn rules;\n}\n' +
     text.slice(end + aliasRulesEnd.length);
+  for (const [from, to] of uses) {
+    if (out.split(from).length !== 2) throw new Error('alias rules use not found once in ' + file + ': ' + from);
+    out = out.replace(from, () => to);
+  }
+  if (/\blanguageAliasRules\b/.test(out)) throw new Error('alias rules used elsewhere in ' + file);
+  return out;
 }
 
 // fileEdit is an edit kept in patches/<name>.orig.js (the polyfill's code)
@@ -531,16 +550,33 @@ patches.push({
   }],
 });
 
+// The table of the tags a locale's data also stands for (CLDR's default
+// content), which five polyfills each bundle a copy of: one module holds it
+// for all whose copy is the same as the plural rules' (each copy is ~0.2 MB
+// per runtime on goja; the polyfills only read it).
+const defaultContentTable = /^const defaultContent = \{\n[\s\S]*?^\};\n/m;
+const sharedDefaultContent = defaultContentTable.exec(fs.readFileSync(path.join(pkgDir('@formatjs/intl-pluralrules'), 'polyfill-force.js'), 'utf8'))[0];
+const sharedDefaultContentUsers = new Set();
+function shareDefaultContent(text, file) {
+  const m = defaultContentTable.exec(text);
+  if (!m || m[0] !== sharedDefaultContent) return text;
+  sharedDefaultContentUsers.add(path.basename(path.dirname(file)));
+  return 'import { defaultContent } from "gorender-shared:default-content";\n' + text.replace(m[0], () => '');
+}
+
 const patchPlugin = {
   name: 'gorender-intl-patches',
   setup(build) {
+    build.onResolve({ filter: /^gorender-shared:default-content$/ }, () => ({ path: 'default-content', namespace: 'gorender-shared' }));
+    build.onLoad({ filter: /.*/, namespace: 'gorender-shared' }, () => ({ contents: 'export ' + sharedDefaultContent, loader: 'js' }));
     build.onLoad({ filter: /\.js$/ }, async (args) => {
       if (/intl-getcanonicallocales[\\/]index\.js$/.test(args.path)) {
         return { contents: precomputeAliasRules(fs.readFileSync(args.path, 'utf8'), args.path), loader: 'js' };
       }
       const matching = patches.filter((p) => p.file.test(args.path));
-      if (matching.length === 0) return undefined;
-      let text = fs.readFileSync(args.path, 'utf8');
+      const original = fs.readFileSync(args.path, 'utf8');
+      let text = /[\\/]polyfill-force\.js$/.test(args.path) ? shareDefaultContent(original, args.path) : original;
+      if (matching.length === 0) return text === original ? undefined : { contents: text, loader: 'js' };
       for (const patch of matching) {
         for (const e of patch.edits) {
           const n = text.split(e.from).length - 1;
@@ -594,4 +630,4 @@ if (!skipData) {
   fs.writeFileSync(path.join(here, 'src', 'generated.json'), JSON.stringify({ ...g, zones: zoneAliases() }) + '\n');
 }
 await bundle();
-console.log(`dist/intl.js: ${fs.statSync(path.join(dist, 'intl.js')).size} bytes`);
+console.log(`dist/intl.js: ${fs.statSync(path.join(dist, 'intl.js')).size} bytes (default-content table shared by ${[...sharedDefaultContentUsers].sort().join(', ')})`);

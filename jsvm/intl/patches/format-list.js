@@ -36,15 +36,24 @@ class FormatList {
 	}
 }
 
-// skeletonRow is a skeleton's fields as bestFitFormat scores them: the value
-// of each of DATE_TIME_PROPS, then whether the hour is a 12-hour one.
+// skeletonRow is a skeleton's fields as bestFitFormat scores them, one
+// character per field: the index in rowValues of the value of each of
+// DATE_TIME_PROPS, then whether the hour is a 12-hour one (a string: an
+// array per skeleton was ~1 MB on goja).
 const skeletonRows = new Map();
+const rowValues = [void 0];
 function skeletonRow(skeleton) {
 	let row = skeletonRows.get(skeleton);
-	if (!row) {
-		const fields = skeletonFields(skeleton);
-		row = DATE_TIME_PROPS.map((p) => fields[p]);
-		row.push(!!fields.hour12);
+	if (row === void 0) {
+		const fields = Object.create(null);
+		replaceDateTimeTokens(skeleton, fields);
+		row = "";
+		for (const p of DATE_TIME_PROPS) {
+			let code = rowValues.indexOf(fields[p]);
+			if (code < 0) code = rowValues.push(fields[p]) - 1;
+			row += String.fromCharCode(code);
+		}
+		row += fields.hour12 ? "1" : "0";
 		skeletonRows.set(skeleton, row);
 	}
 	return row;
@@ -65,18 +74,16 @@ function bestFitFormat(options, formats) {
 	if (best !== void 0) return formats.format(best);
 	const hasHour = options.hour !== void 0;
 	const hour12 = wanted.length;
+	const wantHour12 = options.hour12 ? "1" : "0";
 	let bestScore = -Infinity;
 	best = 0;
 	for (let i = 0; i < rows.length; i++) {
-		const fields = rows[i];
+		const row = rows[i];
 		let score = 0;
-		if (hasHour) {
-			if (options.hour12 && !fields[hour12]) score -= 120;
-			else if (!options.hour12 && fields[hour12]) score -= 20;
-		}
+		if (hasHour && row[hour12] !== wantHour12) score -= options.hour12 ? 120 : 20;
 		for (let j = 0; j < wanted.length; j++) {
 			const o = wanted[j];
-			const f = fields[j];
+			const f = rowValues[row.charCodeAt(j)];
 			if (o === void 0) {
 				if (f !== void 0) score -= 20;
 			} else if (f === void 0) score -= 120;

@@ -270,6 +270,10 @@ function dispatch(h, body) {
         send({ t: 'done', r: h.r, kind: 'canceled' });
         return;
       }
+      // The running render sends no chunk from now on, even one whose
+      // JavaScript never yields to the stop below: gorender's grace runs
+      // from the last chunk it reads (runtime.go, cancelGrace).
+      if (current && current.id === h.r) current.canceled = true;
       // After the render's start (a promise job queued before this one).
       queueMicrotask(() => current && current.id === h.r && current.cancel(h.why));
       return;
@@ -601,6 +605,8 @@ class Render {
     for (const e of h.host || []) this.shared.set(e.key, { host: true, key: e.key, kind: e.kind, value: e.value });
     this.touched = new Set([this.entry]);
     this.done = false;
+    // canceled: gorender asked it to stop; it sends no more chunks.
+    this.canceled = false;
     this.abortStream = null;
     this.scope = new AsyncResource('gorender.render');
   }
@@ -691,7 +697,7 @@ class Render {
     this.abortStream = this.entry.hooks.pump(
       value,
       (chunk) => {
-        if (this.done) return;
+        if (this.done || this.canceled) return;
         send({ t: 'chunk', r: this.id }, chunk);
         pollInput();
       },

@@ -731,31 +731,46 @@ func TestCloseWhileAProcessLoadsItsBundlesBack(t *testing.T) {
 	}
 }
 
-// TestKilledWhileFlooding: a process killed while its frames pile up
-// unread (thousands of chunks after its client left, then a loop that
-// never yields) is still replaced: its leftover frames are dropped.
+// TestKilledWhileFlooding: a stream that does not stop when its client
+// leaves costs its process, its leftover frames dropped, and a replacement
+// serves. The cancel grace runs from the last chunk gorender reads
+// (cancelGrace), and the executor sends none once it has read the cancel:
+// a stream that writes thousands of chunks before a loop that never
+// yields, and one whose loop writes chunks for ever (without the
+// executor's part, its chunks would hold the grace off for ever).
 func TestKilledWhileFlooding(t *testing.T) {
-	e, _ := newEngine(t, config{SupportModules: true})
-	rt := load(t, e, "flood", "", `globalThis.PassThrough = require('stream').PassThrough;`)
-	pid := running(t, e, 1)[0].PID
-	sink := newSink()
-	sink.failAt = 2 // the client leaves after the first chunk
-	req := jsvm.NewRequest(nil)
-	req.Sink = sink
-	code := `var s = new PassThrough();
-		s.write('first');
-		setTimeout(() => { for (let i = 0; i < 20000; i++) s.write('chunk ' + i); while (true) {} }, 20);
-		s`
-	_, err := rt.Eval(context.Background(), code, req)
-	if re := renderErr(t, err); re.Kind != jsvm.KindCanceled {
-		t.Fatalf("answer %v %q", re.Kind, re.Text)
-	}
-	waitFor(t, 30*time.Second, "a replacement process", func() bool {
-		p := e.Processes()
-		return len(p) == 1 && p[0].PID != pid
-	})
-	fresh := load(t, e, "flood", "", `globalThis.PassThrough = require('stream').PassThrough;`)
-	if got := mustEval(t, fresh, "flood", `'after'`); got != "after" {
-		t.Fatal(got)
+	for name, loop := range map[string]string{
+		"thousands of chunks, then a loop": `for (let i = 0; i < 20000; i++) s.write('chunk ' + i); while (true) {}`,
+		"chunks in a loop":                 `for (;;) s.write('chunk');`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, _ := newEngine(t, config{SupportModules: true})
+			rt := load(t, e, "flood", "", `globalThis.PassThrough = require('stream').PassThrough;`)
+			pid := running(t, e, 1)[0].PID
+			sink := newSink()
+			sink.failAt = 2 // the client leaves after the first chunk
+			req := jsvm.NewRequest(nil)
+			req.Sink = sink
+			code := `var s = new PassThrough();
+				s.write('first');
+				setTimeout(() => { ` + loop + ` }, 20);
+				s`
+			_, err := rt.Eval(context.Background(), code, req)
+			if re := renderErr(t, err); re.Kind != jsvm.KindCanceled || re.Text != jsvm.StreamCanceledText {
+				t.Fatalf("answer %v %q", re.Kind, re.Text)
+			}
+			if !rt.Broken() {
+				t.Error("runtime not retired after its process was killed")
+			}
+			waitFor(t, 30*time.Second, "the restart counted as unresponsive", func() bool { return e.ProcessRestarts()[reasonUnresponsive] == 1 })
+			waitFor(t, 30*time.Second, "a replacement process", func() bool {
+				p := e.Processes()
+				return len(p) == 1 && p[0].PID != pid
+			})
+			fresh := load(t, e, "flood", "", `globalThis.PassThrough = require('stream').PassThrough;`)
+			if got := mustEval(t, fresh, "flood", `'after'`); got != "after" {
+				t.Fatal(got)
+			}
+		})
 	}
 }

@@ -130,8 +130,13 @@ func (r *bundleRuntime) Close() {
 // cancelGrace is how long a render asked to stop (its client left, the
 // pools interrupted it) may take to say it stopped before its process is
 // killed. A render waiting on timers or I/O stops at once; one running
-// JavaScript does not answer. A variable so that tests of a render that
-// stops can give a loaded machine all the time it needs.
+// JavaScript does not answer. A stream's grace runs from the last chunk
+// gorender reads of it: the executor sends none once it has read the
+// cancel, but the ones it sent before lie ahead of its answer in the pipe,
+// and a loaded gorender may take longer than the grace to read them (a
+// process that stopped at once was killed so, and the next renders waited
+// for its replacement). A variable so that tests of a render that stops
+// can give a loaded machine all the time it needs.
 var cancelGrace = 250 * time.Millisecond
 
 // Eval implements jsvm.Runtime.
@@ -285,6 +290,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 		updatesClosed bool
 		idle          *time.Timer
 		idleC         <-chan time.Time
+		grace         *time.Timer // from the stop (stop)
 		graceC        <-chan time.Time
 		stopped       error       // the answer, once gorender asked the render to stop
 		streaming     bool        // the answer started streaming
@@ -293,6 +299,9 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 	defer func() {
 		if idle != nil {
 			idle.Stop()
+		}
+		if grace != nil {
+			grace.Stop()
 		}
 	}()
 	touch := func() {
@@ -312,7 +321,8 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 		if err := p.send(&header{T: "cancel", R: rn.id, Why: why}, ""); err != nil {
 			p.kill(reasonUnresponsive)
 		}
-		graceC = time.After(cancelGrace)
+		grace = time.NewTimer(cancelGrace)
+		graceC = grace.C
 	}
 	// sendUpdate sends the next update once the last was applied (or the
 	// close once none is left): updates the executor's JavaScript cannot
@@ -413,7 +423,13 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 					idleC = idle.C
 				}
 			case "chunk":
-				if stopped != nil || len(f.body) == 0 || req.Sink == nil {
+				if stopped != nil {
+					// Sent before the executor read the cancel: it is
+					// not stuck, gorender is behind (cancelGrace).
+					grace.Reset(cancelGrace)
+					continue
+				}
+				if len(f.body) == 0 || req.Sink == nil {
 					continue
 				}
 				touch()

@@ -503,6 +503,20 @@ func (e *Engine) opened(p *proc) {
 		return
 	}
 	p.open = true
+	handed := e.queueWaitersLocked(p)
+	e.mu.Unlock()
+	for _, w := range handed {
+		w.ch <- p
+	}
+}
+
+// queueWaitersLocked queues in p, busy and taking queued renders, the
+// waiting renders that may queue in it, in the order they came, while it
+// has room; the caller hands them p once e.mu is unlocked. No waiter is
+// ever left that could queue somewhere: reserve queues a render before it
+// waits, and the two changes that make room call this (opened: up to
+// Depth-1 renders; release: the one its leaving holder made).
+func (e *Engine) queueWaitersLocked(p *proc) []*waiter {
 	var handed []*waiter
 	for i := 0; i < len(e.waiters); {
 		w := e.waiters[i]
@@ -514,10 +528,7 @@ func (e *Engine) opened(p *proc) {
 		p.holders++
 		handed = append(handed, w)
 	}
-	e.mu.Unlock()
-	for _, w := range handed {
-		w.ch <- p
-	}
+	return handed
 }
 
 // lacksQueued reports whether p, taking queued renders, lacks a program
@@ -565,17 +576,9 @@ func (e *Engine) release(p *proc) {
 		p.holders--
 	}
 	if p.holders > 0 {
-		var w *waiter
-		if !e.closed {
-			i := slices.IndexFunc(e.waiters, func(w *waiter) bool { return !w.idleOnly && e.queueableLocked(p, w.want) })
-			if i >= 0 {
-				w = e.waiters[i]
-				e.waiters = slices.Delete(e.waiters, i, i+1)
-				p.holders++
-			}
-		}
+		handed := e.queueWaitersLocked(p)
 		e.mu.Unlock()
-		if w != nil {
+		for _, w := range handed {
 			w.ch <- p
 		}
 		return

@@ -299,22 +299,30 @@ func TestMemoryGuard(t *testing.T) {
 		t.Errorf("the answer does not name RENDERER_MAX_HEAP: %s", clip(r.Body))
 	}
 	r.wantNoCacheText(t)
+	s.wantServingAfterAStop(t, id, "survived", "heap_limit")
+}
+
+// wantServingAfterAStop: after one render was stopped at a memory bound,
+// the process still runs and serves bundle id's MARKER renders (want) and
+// /health on both transports; /metrics counts that render as the one
+// timeout and its runtime's replacement as the only one, for reason.
+func (s *server) wantServingAfterAStop(t *testing.T, id, want, reason string) {
+	t.Helper()
 	select {
 	case <-s.exited:
 		t.Fatalf("gorender exited: %v", s.err)
 	default:
 	}
 	for _, tr := range transports {
-		s.render(t, tr, id, "MARKER").want(t, tr, http.StatusOK, "survived")
+		s.render(t, tr, id, "MARKER").want(t, tr, http.StatusOK, want)
 		s.get(t, tr, http.MethodGet, "/health").want(t, tr, http.StatusOK, `{"status":"ok"}`)
 	}
 	p := s.scrapeMetrics(t)
 	if got := p.value("gorender_render_duration_seconds_count", "outcome", "timeout"); got != 1 {
-		t.Errorf("renders with outcome timeout = %v, want 1 (the interrupted one)", got)
+		t.Errorf("renders with outcome timeout = %v, want 1 (the stopped one)", got)
 	}
-	// The interrupted runtime is counted once, for its reason.
-	if got, all := p.value("gorender_runtime_replacements_total", "reason", "heap_limit"), p.value("gorender_runtime_replacements_total"); got != 1 || all != 1 {
-		t.Errorf("replacements: %v for heap_limit and %v in all, want 1 and 1", got, all)
+	if got, all := p.value("gorender_runtime_replacements_total", "reason", reason), p.value("gorender_runtime_replacements_total"); got != 1 || all != 1 {
+		t.Errorf("replacements: %v for %s and %v in all, want 1 and 1", got, reason, all)
 	}
 }
 
@@ -339,17 +347,7 @@ func TestQuickJSMemoryLimit(t *testing.T) {
 	r := s.render(t, h2, id, hog)
 	r.want(t, h2, http.StatusBadRequest, "Render stopped: its JavaScript runtime used more than its memory limit of 64 MiB (RENDERER_QUICKJS_MEMORY_LIMIT); the runtime was replaced.")
 	r.wantNoCacheText(t)
-	for _, tr := range transports {
-		s.render(t, tr, id, "MARKER").want(t, tr, http.StatusOK, "survived")
-		s.get(t, tr, http.MethodGet, "/health").want(t, tr, http.StatusOK, `{"status":"ok"}`)
-	}
-	p := s.scrapeMetrics(t)
-	if got := p.value("gorender_render_duration_seconds_count", "outcome", "timeout"); got != 1 {
-		t.Errorf("renders with outcome timeout = %v, want 1 (the stopped one)", got)
-	}
-	if got, all := p.value("gorender_runtime_replacements_total", "reason", "broken"), p.value("gorender_runtime_replacements_total"); got != 1 || all != 1 {
-		t.Errorf("replacements: %v for broken and %v in all, want 1 and 1", got, all)
-	}
+	s.wantServingAfterAStop(t, id, "survived", "broken")
 }
 
 // TestSlowLorisHeaders: a client that sends its request headers a byte a

@@ -12,34 +12,49 @@ import (
 	"github.com/gorender/gorender/jsvm"
 )
 
-// recordingSink keeps what a streamed render sends, with arrival times.
-type recordingSink struct {
+// RecordingSink is a streamed render's client for the engines' tests: it
+// keeps the chunks, with their arrival times, and refuses them from chunk
+// FailAt on (0: never), as a client that left.
+type RecordingSink struct {
+	FailAt  int
 	mu      sync.Mutex
 	started bool
 	chunks  [][]byte
 	at      []time.Time
-	failAt  int // Write fails from this chunk on (0: never)
+	first   chan struct{}
 }
 
-func (s *recordingSink) Start() error {
+// NewRecordingSink returns a sink that records every chunk.
+func NewRecordingSink() *RecordingSink { return &RecordingSink{first: make(chan struct{})} }
+
+// Start implements jsvm.Sink.
+func (s *RecordingSink) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.started = true
 	return nil
 }
 
-func (s *recordingSink) Write(p []byte) error {
+// Write implements jsvm.Sink.
+func (s *RecordingSink) Write(p []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.failAt > 0 && len(s.chunks)+1 >= s.failAt {
+	if s.FailAt > 0 && len(s.chunks)+1 >= s.FailAt {
 		return errors.New("client gone")
 	}
 	s.chunks = append(s.chunks, bytes.Clone(p))
 	s.at = append(s.at, time.Now())
+	if len(s.chunks) == 1 {
+		close(s.first)
+	}
 	return nil
 }
 
-func (s *recordingSink) body() string {
+// First is closed once the first chunk was taken.
+func (s *RecordingSink) First() <-chan struct{} { return s.first }
+
+// Body is what the sink took, in one string.
+func (s *RecordingSink) Body() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return string(bytes.Join(s.chunks, nil))
@@ -50,7 +65,7 @@ func testStreamGoldens(t *testing.T, engine string) {
 	rt := LoadFixture(t, e, "stream-app")
 	for _, name := range []string{"stream-pipeable", "stream-web"} {
 		t.Run(name, func(t *testing.T) {
-			sink := &recordingSink{}
+			sink := NewRecordingSink()
 			req := jsvm.NewRequest(map[string]jsvm.Runtime{"stream-app": rt})
 			req.Sink = sink
 			req.StreamIdle = 10 * time.Second
@@ -62,7 +77,7 @@ func testStreamGoldens(t *testing.T, engine string) {
 			if !res.Streamed || !sink.started {
 				t.Fatalf("not streamed: %+v", res)
 			}
-			if got, want := sink.body(), Testdata(t, "golden", name+".html"); got != want {
+			if got, want := sink.Body(), Testdata(t, "golden", name+".html"); got != want {
 				t.Fatalf("bytes differ from Node's:\ngot  %q\nwant %q", got, want)
 			}
 			// The shell arrives before the late boundaries, which resolve on timers.
@@ -85,7 +100,8 @@ func testStreamGoldens(t *testing.T, engine string) {
 func testStreamClientGoneAbortsAndKeepsRuntime(t *testing.T, engine string) {
 	e := NodeEngine(t, engine, jsvm.Options{})
 	rt := LoadFixture(t, e, "stream-app")
-	sink := &recordingSink{failAt: 2}
+	sink := NewRecordingSink()
+	sink.FailAt = 2
 	req := jsvm.NewRequest(map[string]jsvm.Runtime{"stream-app": rt})
 	req.Sink = sink
 	_, err := rt.Eval(context.Background(), Testdata(t, "requests", "stream-pipeable.js"), req)
@@ -167,7 +183,7 @@ func testStreamIdleTimeout(t *testing.T, engine string) {
 	e := NodeEngine(t, engine, jsvm.Options{})
 	rt := NewLoaded(t, e, "streamer", `globalThis.PassThrough = require('stream').PassThrough;`)
 	req := jsvm.NewRequest(map[string]jsvm.Runtime{"streamer": rt})
-	req.Sink = &recordingSink{}
+	req.Sink = NewRecordingSink()
 	req.StreamIdle = 150 * time.Millisecond
 	code := `var s = new PassThrough(); s.write('first'); setTimeout(() => s.end('late'), 5000); s`
 	_, err := rt.Eval(context.Background(), code, req)
@@ -176,7 +192,7 @@ func testStreamIdleTimeout(t *testing.T, engine string) {
 		t.Fatalf("err = %v", err)
 	}
 	// A stream that keeps producing is never cut by the idle window.
-	req.Sink = &recordingSink{}
+	req.Sink = NewRecordingSink()
 	code = `var s = new PassThrough(); var n = 0;
 		var iv = setInterval(() => { s.write('tick' + n); if (++n === 6) { clearInterval(iv); s.end(); } }, 60); s`
 	if res, err := rt.Eval(context.Background(), code, req); err != nil || !res.Streamed {
@@ -197,7 +213,7 @@ func testStreamWithoutSinkIsAnError(t *testing.T, engine string) {
 func testIncrementalUpdatesGolden(t *testing.T, engine string) {
 	e := NodeEngine(t, engine, jsvm.Options{})
 	rt := LoadFixture(t, e, "async-props")
-	sink := &recordingSink{}
+	sink := NewRecordingSink()
 	req := jsvm.NewRequest(map[string]jsvm.Runtime{"async-props": rt})
 	req.Sink = sink
 	req.Updates = jsvm.NewUpdates()
@@ -215,9 +231,9 @@ func testIncrementalUpdatesGolden(t *testing.T, engine string) {
 		t.Helper()
 		want := Testdata(t, "golden", golden)
 		deadline := time.Now().Add(10 * time.Second)
-		for sink.body() != want {
+		for sink.Body() != want {
 			if time.Now().After(deadline) {
-				t.Fatalf("after %s:\ngot  %q\nwant %q", golden, sink.body(), want)
+				t.Fatalf("after %s:\ngot  %q\nwant %q", golden, sink.Body(), want)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}

@@ -2,7 +2,6 @@ package nodeengine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gorender/gorender/jsvm"
+	"github.com/gorender/gorender/jsvm/conformance"
 )
 
 // alive reports whether a process with that pid exists.
@@ -229,47 +229,6 @@ func TestMemoryOutsideTheHeap(t *testing.T) {
 	}
 }
 
-// recordingSink keeps a stream's chunks and can refuse them.
-type recordingSink struct {
-	mu      sync.Mutex
-	started bool
-	chunks  [][]byte
-	first   chan struct{} // closed at the first chunk
-	failAt  int
-}
-
-func newSink() *recordingSink { return &recordingSink{first: make(chan struct{})} }
-
-func (s *recordingSink) Start() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.started = true
-	return nil
-}
-
-func (s *recordingSink) Write(p []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failAt > 0 && len(s.chunks)+1 >= s.failAt {
-		return errors.New("client gone")
-	}
-	s.chunks = append(s.chunks, append([]byte(nil), p...))
-	if len(s.chunks) == 1 {
-		close(s.first)
-	}
-	return nil
-}
-
-func (s *recordingSink) body() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var b strings.Builder
-	for _, c := range s.chunks {
-		b.Write(c)
-	}
-	return b.String()
-}
-
 // TestCrashMidStream: the process running a stream dies after its first
 // chunk (the kernel's OOM killer, a segfault): the render is answered
 // with the crash, its process replaced, the next render works.
@@ -277,11 +236,11 @@ func TestCrashMidStream(t *testing.T) {
 	e, logs := newEngine(t, config{SupportModules: true})
 	rt := load(t, e, "streamer", "", `globalThis.PassThrough = require('stream').PassThrough;`)
 	pid := running(t, e, 1)[0].PID
-	sink := newSink()
+	sink := conformance.NewRecordingSink()
 	req := jsvm.NewRequest(map[string]jsvm.Runtime{"streamer": rt})
 	req.Sink = sink
 	go func() {
-		<-sink.first
+		<-sink.First()
 		_ = syscall.Kill(pid, syscall.SIGSEGV)
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -291,8 +250,8 @@ func TestCrashMidStream(t *testing.T) {
 	if re.Kind != jsvm.KindTimeout || !strings.HasPrefix(re.Text, "Render failed: the Node.js process running it exited unexpectedly (killed by signal segmentation fault") {
 		t.Fatalf("answer %v %q", re.Kind, re.Text)
 	}
-	if sink.body() != "<p>shell</p>" {
-		t.Errorf("streamed %q before the crash", sink.body())
+	if sink.Body() != "<p>shell</p>" {
+		t.Errorf("streamed %q before the crash", sink.Body())
 	}
 	waitFor(t, 30*time.Second, "a replacement process", func() bool {
 		p := e.Processes()
@@ -416,7 +375,7 @@ func TestCloseWithBusyProcesses(t *testing.T) {
 	}()
 	go func() {
 		req := jsvm.NewRequest(nil)
-		req.Sink = newSink()
+		req.Sink = conformance.NewRecordingSink()
 		_, err := rt2.Eval(context.Background(), `var s = new PassThrough(); s.write('x'); setTimeout(() => s.end(), 60000); s`, req)
 		results <- err
 	}()
@@ -468,9 +427,9 @@ func TestCancelKeepsTheProcess(t *testing.T) {
 	rt := load(t, e, "s", "", `globalThis.PassThrough = require('stream').PassThrough; globalThis.fired = [];`)
 	pid := running(t, e, 1)[0].PID
 	ctx, cancel := context.WithCancel(context.Background())
-	sink := newSink()
+	sink := conformance.NewRecordingSink()
 	go func() {
-		<-sink.first
+		<-sink.First()
 		cancel()
 	}()
 	req := jsvm.NewRequest(nil)
@@ -684,8 +643,8 @@ func TestClientLeavesAnEndlessStream(t *testing.T) {
 	e, _ := newEngine(t, config{StubTimers: true})
 	rt := load(t, e, "s", "", `var x;`)
 	pid := running(t, e, 1)[0].PID
-	sink := newSink()
-	sink.failAt = 100
+	sink := conformance.NewRecordingSink()
+	sink.FailAt = 100
 	req := jsvm.NewRequest(nil)
 	req.Sink = sink
 	_, err := rt.Eval(context.Background(), endlessStream, req)
@@ -747,8 +706,8 @@ func TestKilledWhileFlooding(t *testing.T) {
 			e, _ := newEngine(t, config{SupportModules: true})
 			rt := load(t, e, "flood", "", `globalThis.PassThrough = require('stream').PassThrough;`)
 			pid := running(t, e, 1)[0].PID
-			sink := newSink()
-			sink.failAt = 2 // the client leaves after the first chunk
+			sink := conformance.NewRecordingSink()
+			sink.FailAt = 2 // the client leaves after the first chunk
 			req := jsvm.NewRequest(nil)
 			req.Sink = sink
 			code := `var s = new PassThrough();

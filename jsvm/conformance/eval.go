@@ -135,10 +135,15 @@ func testTimeoutInterruptsAndRetires(t *testing.T, engine string) {
 	}
 }
 
+// testSharedContextAndRunOnOtherBundle: the request's shared context is
+// one for all its bundles (a bundle's own value comes back as it is,
+// another's as a JSON copy), runOnOtherBundle evaluates in the other
+// bundle's context, promises included, and each bundle's console history
+// stays its own.
 func testSharedContextAndRunOnOtherBundle(t *testing.T, engine string) {
 	e := newEngine(t, engine)
 	entry := NewLoaded(t, e, "entry", `var tag = 'entry';`)
-	rsc := NewLoaded(t, e, "rsc", `var tag = 'rsc'; var n = 0; function payload(x) { n++; return JSON.stringify({x: x, n: n}); }`)
+	rsc := NewLoaded(t, e, "rsc", `var tag = 'rsc'; var n = 0; function payload(x) { n++; console.log('rsc payload ' + x); return JSON.stringify({x: x, n: n}); }`)
 	req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "rsc": rsc})
 	code := `
 		var obj = {deep: [1, 2]};
@@ -147,12 +152,13 @@ func testSharedContextAndRunOnOtherBundle(t *testing.T, engine string) {
 		var same = sharedExecutionContext.get('k') === obj;
 		var fromOther = runOnOtherBundle('rsc', "tag + ':' + sharedExecutionContext.get(7) + ':' + JSON.stringify(sharedExecutionContext.get('k')) + ':' + (sharedExecutionContext instanceof Map)");
 		runOnOtherBundle('rsc', "sharedExecutionContext.set('fromRsc', {v: payload('p')}); 1");
-		JSON.stringify([same, fromOther, sharedExecutionContext.get('fromRsc'), sharedExecutionContext.size, [...sharedExecutionContext.keys()]])`
+		console.log('entry after');
+		JSON.stringify([same, fromOther, sharedExecutionContext.get('fromRsc'), sharedExecutionContext.size, [...sharedExecutionContext.keys()], console.history.map((h) => h.arguments[0])])`
 	res, err := entry.Eval(context.Background(), code, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[true,"rsc:seven:{\"deep\":[1,2]}:true",{"v":"{\"x\":\"p\",\"n\":1}"},3,["k",7,"fromRsc"]]`
+	want := `[true,"rsc:seven:{\"deep\":[1,2]}:true",{"v":"{\"x\":\"p\",\"n\":1}"},3,["k",7,"fromRsc"],["[SERVER] entry after"]]`
 	if res.Body != want {
 		t.Fatalf("got  %s\nwant %s", res.Body, want)
 	}

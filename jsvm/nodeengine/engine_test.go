@@ -198,44 +198,6 @@ function greet(name) { renders++; console.log('hi %s', name); return '<p>' + nam
 	}
 }
 
-// TestSharedContextAndRunOnOtherBundle: the request's shared context is
-// one for all its bundles (a bundle's own value comes back as it is,
-// another's as a JSON copy), runOnOtherBundle evaluates in the other
-// bundle's context, promises included, and each bundle's console history
-// stays its own.
-func TestSharedContextAndRunOnOtherBundle(t *testing.T) {
-	e, _ := newEngine(t, config{StubTimers: true})
-	entry := load(t, e, "entry", "", `var tag = 'entry';`)
-	rsc := load(t, e, "rsc", "", `var tag = 'rsc'; var n = 0; function payload(x) { n++; console.log('rsc payload ' + x); return JSON.stringify({x: x, n: n}); }`)
-	req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "rsc": rsc})
-	code := `
-		var obj = {deep: [1, 2]};
-		sharedExecutionContext.set('k', obj);
-		sharedExecutionContext.set(7, 'seven');
-		var same = sharedExecutionContext.get('k') === obj;
-		var fromOther = runOnOtherBundle('rsc', "tag + ':' + sharedExecutionContext.get(7) + ':' + JSON.stringify(sharedExecutionContext.get('k')) + ':' + (sharedExecutionContext instanceof Map)");
-		runOnOtherBundle('rsc', "sharedExecutionContext.set('fromRsc', {v: payload('p')}); 1");
-		console.log('entry after');
-		JSON.stringify([same, fromOther, sharedExecutionContext.get('fromRsc'), sharedExecutionContext.size, [...sharedExecutionContext.keys()], console.history.map((h) => h.arguments[0])])`
-	res, err := entry.Eval(context.Background(), code, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `[true,"rsc:seven:{\"deep\":[1,2]}:true",{"v":"{\"x\":\"p\",\"n\":1}"},3,["k",7,"fromRsc"],["[SERVER] entry after"]]`
-	if res.Body != want {
-		t.Fatalf("got  %s\nwant %s", res.Body, want)
-	}
-	if res, err := entry.Eval(context.Background(), `String(sharedExecutionContext.size)`, jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry})); err != nil || res.Body != "0" {
-		t.Fatalf("a new request's shared context: %q %v", res.Body, err)
-	}
-	if _, err := entry.Eval(context.Background(), `runOnOtherBundle('nope', '1')`, jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry})); err == nil || !strings.Contains(err.Error(), `bundle "nope" is not in this request's bundle set`) {
-		t.Fatalf("unknown bundle: %v", err)
-	}
-	if res, err := entry.Eval(context.Background(), `runOnOtherBundle('rsc', 'Promise.resolve(payload("q"))').then(s => 'got ' + s)`, req); err != nil || res.Body != `got {"x":"q","n":2}` {
-		t.Fatalf("promise across bundles: %q %v", res.Body, err)
-	}
-}
-
 // TestLargeErrors: a bundle's error of megabytes (a render's, a load's) is
 // the bundle's error, answered as on every engine, and the process serves
 // on: it travels in a frame's body, not in its header, whose bound it

@@ -377,6 +377,11 @@ func decodeRawJS(r *http.Request, body io.Reader, opts DecodeOptions) (*Fields, 
 // parseDependencyHeader parses the dependency bundle header: a JSON array of
 // strings. It returns the array as []any, as a JSON body would give it.
 func parseDependencyHeader(value string) ([]any, error) {
+	if value == "[]" {
+		// What the gem sends for a render without dependency bundles,
+		// the common case: no JSON parse.
+		return []any{}, nil
+	}
 	v, err := parseJSONValue([]byte(value))
 	if err != nil {
 		return nil, err

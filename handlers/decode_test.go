@@ -569,3 +569,19 @@ func TestDecodeJSONRejectsRawControlCharacters(t *testing.T) {
 		})
 	}
 }
+
+// TestDependencyHeaderEmpty: the gem's "[]" (no dependency bundles) is
+// taken without a JSON parse and gives what the parse gives it, like any
+// other spelling of an empty array.
+func TestDependencyHeaderEmpty(t *testing.T) {
+	parsed, err := parseJSONValue([]byte("[]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, value := range []string{"[]", "[ ]", " [] "} {
+		got, err := parseDependencyHeader(value)
+		if err != nil || !reflect.DeepEqual(got, parsed) || got == nil {
+			t.Errorf("parseDependencyHeader(%q) = %#v, %v; want %#v", value, got, err, parsed)
+		}
+	}
+}

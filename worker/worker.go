@@ -209,7 +209,7 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 		req = &jsvm.Request{}
 	}
 	req.Deadline = time.Now().Add(p.cfg.RenderTimeout)
-	if q, ok := l.entries[entry].rt.(jsvm.Queuer); ok && q.QueuesRenders() {
+	if q, ok := l.entry.rt.(jsvm.Queuer); ok && q.QueuesRenders() {
 		// The render may wait in its executor behind another (node
 		// pipelining): until it starts, the rest of the queue timeout
 		// bounds the wait, which the queue wait metric includes; the
@@ -251,7 +251,7 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 	}
 	done := make(chan outcome, 1)
 	finished := make(chan struct{})
-	l.entries[entry].jobs <- func() {
+	l.entry.jobs <- func() {
 		defer close(finished)
 		res, err := req.Runtimes[entry].Eval(renderCtx, code, req)
 		done <- outcome{res, err}
@@ -468,15 +468,22 @@ func bundleSet(entry string, deps []string) []string {
 	return slices.Compact(ids)
 }
 
-// lease is the runtimes one request holds, by bundle id.
+// lease is the runtimes one request holds: one of each bundle of its set.
 type lease struct {
-	entries map[string]*entry
-	pools   map[string]*pool
+	held  []leased // in the set's (sorted) order
+	entry *entry   // the entry bundle's runtime, one of held
 	// reserved is the entry runtime's executor reservation (jsvm.Reserver),
 	// nil for engines whose runtimes run by themselves.
 	reserved jsvm.Reserver
 	// waitStarted is when the request began to wait for its runtimes.
 	waitStarted time.Time
+}
+
+// leased is one runtime of a lease: bundle id's, from its pool.
+type leased struct {
+	id   string
+	pool *pool
+	e    *entry
 }
 
 func (l *lease) release() { l.releaseAs("broken") }
@@ -487,8 +494,8 @@ func (l *lease) releaseAs(brokenReason string) {
 	if l.reserved != nil {
 		l.reserved.Unreserve()
 	}
-	for id, e := range l.entries {
-		l.pools[id].release(e, brokenReason)
+	for _, h := range l.held {
+		h.pool.release(h.e, brokenReason)
 	}
 }
 
@@ -501,18 +508,18 @@ func (l *lease) abandon(finished <-chan struct{}) {
 			l.reserved.Unreserve()
 		}()
 	}
-	for id, e := range l.entries {
-		l.pools[id].abandon(e, finished)
+	for _, h := range l.held {
+		h.pool.abandon(h.e, finished)
 	}
 }
 
 // setStop records the render's interrupt on every leased runtime and
 // returns the runtimes by bundle id.
 func (l *lease) setStop(stop context.CancelCauseFunc) map[string]jsvm.Runtime {
-	runtimes := make(map[string]jsvm.Runtime, len(l.entries))
-	for id, e := range l.entries {
-		l.pools[id].setStop(e, stop)
-		runtimes[id] = e.rt
+	runtimes := make(map[string]jsvm.Runtime, len(l.held))
+	for _, h := range l.held {
+		h.pool.setStop(h.e, stop)
+		runtimes[h.id] = h.e.rt
 	}
 	return runtimes
 }
@@ -537,7 +544,7 @@ func (p *Pools) acquire(ctx context.Context, ids []string, entryID string) (*lea
 	waitCtx, cancel := context.WithTimeout(ctx, p.cfg.QueueTimeout)
 	defer cancel()
 	started := time.Now()
-	l := &lease{entries: make(map[string]*entry, len(ids)), pools: make(map[string]*pool, len(ids)), waitStarted: started}
+	l := &lease{held: make([]leased, 0, len(ids)), waitStarted: started}
 	for i, id := range ids {
 		pl := pools[i]
 		e, err := pl.acquire(waitCtx)
@@ -551,10 +558,12 @@ func (p *Pools) acquire(ctx context.Context, ids []string, entryID string) (*lea
 			}
 			return nil, err
 		}
-		l.entries[id] = e
-		l.pools[id] = pl
+		l.held = append(l.held, leased{id, pl, e})
+		if id == entryID {
+			l.entry = e
+		}
 	}
-	if r, ok := l.entries[entryID].rt.(jsvm.Reserver); ok {
+	if r, ok := l.entry.rt.(jsvm.Reserver); ok {
 		if err := r.Reserve(waitCtx); err != nil {
 			l.release()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -564,7 +573,7 @@ func (p *Pools) acquire(ctx context.Context, ids []string, entryID string) (*lea
 		}
 		l.reserved = r
 	}
-	if q, ok := l.entries[entryID].rt.(jsvm.Queuer); !ok || !q.QueuesRenders() {
+	if q, ok := l.entry.rt.(jsvm.Queuer); !ok || !q.QueuesRenders() {
 		p.cfg.Observer.QueueWait(time.Since(started))
 	}
 	return l, nil

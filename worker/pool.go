@@ -67,8 +67,13 @@ func newPool(id string, prg jsvm.Program, cfg Config, q *quarantine, unhold func
 func (pl *pool) acquire(ctx context.Context) (*entry, error) {
 	select {
 	case pl.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	default:
+		// Full: wait (ctx's Done is asked for only now; see queueWait).
+		select {
+		case pl.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	pl.mu.Lock()
 	var e *entry

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -18,7 +19,9 @@ import (
 // BenchmarkRequestPath serves bench/'s hello workload (a raw-JS render
 // answering '<p>hello</p>': no React, the transport and protocol cost)
 // through gorender's whole handler chain in process: router, middleware,
-// body decoding, prechecks, the pools and goja. traces=off is the default
+// body decoding, prechecks, the pools and the engine: goja, and node (its
+// Go side: cpu-ns/op counts this process, not its Node.js children; one
+// render at a time, so none is pipelined). traces=off is the default
 // configuration; traces=on exports every request's spans over OTLP/HTTP to
 // a receiver on loopback that discards them (the batch export runs on its
 // own goroutine, as in production).
@@ -28,14 +31,20 @@ func BenchmarkRequestPath(b *testing.B) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	defer sink.Close()
-	for _, traces := range []string{"off", "on"} {
-		b.Run("traces="+traces, func(b *testing.B) {
+	for _, run := range []struct{ engine, traces string }{{"goja", "off"}, {"goja", "on"}, {"node", "off"}} {
+		b.Run("engine="+run.engine+"/traces="+run.traces, func(b *testing.B) {
+			if run.engine == "node" {
+				if _, err := exec.LookPath("node"); err != nil {
+					b.Skip("no node on PATH")
+				}
+			}
 			vars := map[string]string{
 				"RENDERER_PASSWORD":                 "a-long-enough-secret-value",
 				"RENDERER_SERVER_BUNDLE_CACHE_PATH": b.TempDir(),
 				"RENDERER_WORKERS_COUNT":            "1",
+				"RENDERER_JS_ENGINE":                run.engine,
 			}
-			if traces == "on" {
+			if run.traces == "on" {
 				vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.URL
 			}
 			cfg, err := LoadConfig(env(vars), 0)
@@ -55,6 +64,7 @@ func BenchmarkRequestPath(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer s.flushTraces()
+			defer s.closeEngine()
 			defer s.pools.Close()
 			render := func() {
 				req := httptest.NewRequest(http.MethodPost, "/bundles/"+id+"/render/digest", strings.NewReader("'<p>hello</p>'"))

@@ -213,8 +213,10 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 				}
 			}
 			if t != nil {
+				fp := routedFrames.Get().(*frame)
+				*fp = f
 				select {
-				case t.frames <- f:
+				case t.frames <- fp:
 				case <-p.gone:
 				}
 			}
@@ -233,9 +235,11 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 // the process may have started it.
 type ticket struct {
 	id uint64
-	// frames are the render's frames; closed when the process's output
-	// ends.
-	frames chan frame
+	// frames are the render's frames (take each); closed when the
+	// process's output ends. By pointer: a frame's header is the union of
+	// every frame type's fields (about 300 bytes), and the channel is made
+	// per render with room for a stream's chunks: by value, 20 KB.
+	frames chan *frame
 	// started is closed once every render sent to the process before it
 	// has answered: from then on the executor may be running it.
 	started chan struct{}
@@ -250,6 +254,18 @@ type ticket struct {
 	moving bool
 }
 
+// routedFrames are the frames the reader hands to renders, recycled: a
+// stream's chunks come by the thousand.
+var routedFrames = sync.Pool{New: func() any { return new(frame) }}
+
+// take is what a render received, its frame given back for the next.
+func take(fp *frame) frame {
+	f := *fp
+	*fp = frame{}
+	routedFrames.Put(fp)
+	return f
+}
+
 // newTicket makes the ticket of render id; a stream's or an incremental
 // render's frames are many (chunks, updates), a buffered render's few.
 func newTicket(id uint64, many bool) *ticket {
@@ -257,7 +273,7 @@ func newTicket(id uint64, many bool) *ticket {
 	if many {
 		n = 64
 	}
-	return &ticket{id: id, frames: make(chan frame, n), started: make(chan struct{}), move: make(chan *proc, 1)}
+	return &ticket{id: id, frames: make(chan *frame, n), started: make(chan struct{}), move: make(chan *proc, 1)}
 }
 
 // hasStarted reports whether the process may be running t.

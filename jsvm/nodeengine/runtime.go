@@ -373,7 +373,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 			moveC = nil
 			rn.moveTo = q
 			_ = p.send(&header{T: "withdraw", R: rn.id}, "")
-		case f, ok := <-t.frames:
+		case fp, ok := <-t.frames:
 			if !ok {
 				if t.unstarted {
 					// p ended before it could start the render: it ran
@@ -387,6 +387,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 				}
 				return rn.lost()
 			}
+			f := take(fp)
 			if f.h.T == "done" && f.h.Kind == "withdrawn" {
 				if rn.moveTo == nil {
 					return rn.protocolError(fmt.Errorf("%w: render %d withdrawn unasked", errProtocol, rn.id))
@@ -546,8 +547,8 @@ func (rn *render) finishLater(deadline time.Time) {
 			case <-startedC:
 				startedC = nil
 				arm()
-			case f, ok := <-t.frames:
-				if !ok || f.h.T == "done" {
+			case fp, ok := <-t.frames:
+				if !ok || take(fp).h.T == "done" {
 					return
 				}
 			case <-timerC:

@@ -29435,6 +29435,27 @@ Please __addLocaleData before adding additional unit data`);
     }
     return v;
   }
+  var deferredSubtrees = { datetimeformat: ["timeZoneName"], numberformat: ["currencies"] };
+  function deferredObject(text) {
+    let parsed = null;
+    const object = () => {
+      if (parsed === null) {
+        parsed = JSON.parse(text);
+        text = null;
+      }
+      return parsed;
+    };
+    return new Proxy(/* @__PURE__ */ Object.create(null), {
+      get: (t, key) => object()[key],
+      has: (t, key) => key in object(),
+      ownKeys: () => Reflect.ownKeys(object()),
+      getOwnPropertyDescriptor(t, key) {
+        const d = Reflect.getOwnPropertyDescriptor(object(), key);
+        if (d) d.configurable = true;
+        return d;
+      }
+    });
+  }
   var tagSets = /* @__PURE__ */ new Map();
   function tagSet(tags) {
     let set = tagSets.get(tags);
@@ -29452,6 +29473,9 @@ Please __addLocaleData before adding additional unit data`);
       if (loaded.has(file)) return;
       loaded.add(file);
       const data = JSON.parse(host.localeData(kind, file), kind === "pluralrules" ? revive : void 0);
+      for (const key of deferredSubtrees[kind] || []) {
+        if (typeof data[key] === "string") data[key] = deferredObject(data[key]);
+      }
       loading = file;
       try {
         C.__addLocaleData({ data, locale: file });

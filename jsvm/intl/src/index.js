@@ -57,6 +57,33 @@ function revive(key, v) {
 // the order in which a page asks for locales never changes which data a tag
 // resolves to.
 //
+// deferredSubtrees are the parts of a locale's data the host hands over as
+// JSON text (jsvm/intl/data.go, deferredSubtrees: the same list): tables of
+// names, of which a page reads a few. deferredObject parses such a text the
+// first time the polyfill reads or lists the object (the polyfills only look
+// names up in them).
+const deferredSubtrees = { datetimeformat: ['timeZoneName'], numberformat: ['currencies'] };
+function deferredObject(text) {
+  let parsed = null;
+  const object = () => {
+    if (parsed === null) {
+      parsed = JSON.parse(text);
+      text = null;
+    }
+    return parsed;
+  };
+  return new Proxy(Object.create(null), {
+    get: (t, key) => object()[key],
+    has: (t, key) => key in object(),
+    ownKeys: () => Reflect.ownKeys(object()),
+    getOwnPropertyDescriptor(t, key) {
+      const d = Reflect.getOwnPropertyDescriptor(object(), key);
+      if (d) d.configurable = true;
+      return d;
+    },
+  });
+}
+
 // The Set of those tags is C.availableLocales, which the locale matcher
 // looks tags up in; polyfills that know the same tags share one (each is
 // ~0.3 MB on goja). Loading a file adds no tag to it: build.mjs recorded
@@ -79,6 +106,9 @@ function lazyLocaleData(kind, C) {
     if (loaded.has(file)) return;
     loaded.add(file);
     const data = JSON.parse(host.localeData(kind, file), kind === 'pluralrules' ? revive : undefined);
+    for (const key of deferredSubtrees[kind] || []) {
+      if (typeof data[key] === 'string') data[key] = deferredObject(data[key]);
+    }
     loading = file;
     try {
       C.__addLocaleData({ data, locale: file });

@@ -251,6 +251,9 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 	t := newTicket(rn.id, req.Sink != nil || req.Updates != nil)
 	rn.t = t
 	h := &header{T: "render", R: rn.id, B: r.prg.key, Set: set, Sink: req.Sink != nil, Updates: req.Updates != nil, Host: rn.hostEntries()}
+	// Counted before it is sent: a render that comes for p once this one
+	// is in its pipe must see p due for recycling, or it would queue there.
+	r.eng.rendered(p)
 	if err := p.sendRender(t, h, rn.code); err != nil {
 		if errors.Is(err, errOutputEnded) {
 			rn.elsewhere = true // it was never sent
@@ -259,7 +262,6 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 		return rn.lost()
 	}
 	r.eng.opened(p)
-	r.eng.rendered(p)
 	moveC := t.move
 	defer func() {
 		// Offers of an idle process end with the render's turn here; one

@@ -598,10 +598,13 @@ func (q *queueWait) Done() <-chan struct{} {
 	return q.wait.Done()
 }
 
+// Err is the request's error until the deadline; from it on, the
+// deadline's, whether or not anything waited (as context.WithDeadline's).
 func (q *queueWait) Err() error {
-	if q.wait == nil {
+	if q.wait == nil && time.Now().Before(q.deadline) {
 		return q.Context.Err()
 	}
+	q.Done()
 	return q.wait.Err()
 }
 

@@ -194,15 +194,68 @@ func processEnv(env map[string]string) []string {
 	return list
 }
 
-// freePort returns a TCP port that was free a moment ago.
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// freePort returns a TCP port that was free a moment ago and that no
+// earlier call in this test process returned: the kernel may hand a
+// closed port out again at once, and two parallel tests must not both
+// start a server on it.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("free port: %v", err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		portsMu.Lock()
+		given := portsGiven[port]
+		portsGiven[port] = true
+		portsMu.Unlock()
+		if !given {
+			return port
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("free port: 100 ports in a row were given out before")
+	return 0
+}
+
+// listensOn reports whether process pid holds the listening socket of
+// 127.0.0.1:port. A /health answer alone does not prove that a server is
+// the one just started: another test process may have been given the same
+// port, and then this one fails to bind while the other answers.
+func listensOn(pid, port int) (bool, error) {
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return false, err
+	}
+	local := fmt.Sprintf("0100007F:%04X", port) // 127.0.0.1, as the kernel prints it
+	inode := ""
+	for _, line := range strings.Split(string(table), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 9 && f[1] == local && f[3] == "0A" { // 0A: LISTEN
+			inode = f[9]
+			break
+		}
+	}
+	if inode == "" {
+		return false, nil
+	}
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, fd := range fds {
+		if link, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && link == "socket:["+inode+"]" {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // startServer starts the gorender binary on a free port with a fresh bundle
@@ -346,7 +399,17 @@ func tryStart(t *testing.T, launch []string, env map[string]string, cache string
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				break
+				ours, err := listensOn(s.cmd.Process.Pid, port)
+				if err != nil {
+					_ = s.cmd.Process.Kill()
+					<-s.exited
+					return nil, false, fmt.Errorf("find the listener of port %d: %w", port, err)
+				}
+				if ours {
+					break
+				}
+				// Another process answered: this one exits on its
+				// failed bind and the loop above retries.
 			}
 		}
 		if time.Now().After(deadline) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Deploy checks, without a cluster or a Docker engine: installs the pinned
-# helm (scripts/install-helm.sh), runs `helm lint --strict` on every CI
+# helm (scripts/install-go-tool.sh helm), runs `helm lint --strict` on every CI
 # variant of the chart, then the tools module's tests (tools/): golden
 # renderings, strict decoding into the Kubernetes API types, the chart's
 # invariants, BuildKit's Dockerfile lint, and the Dockerfile's go build run
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n== %s\n' "$*"; }
 
 step "helm (pinned, from the Go module proxy)"
-helm=$(bash scripts/install-helm.sh)
+helm=$(bash scripts/install-go-tool.sh helm)
 export HELM="$helm"
 "$helm" version --short
 

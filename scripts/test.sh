@@ -27,10 +27,10 @@ step "go vet"
 go vet ./...
 
 # staticcheck, pinned, built from the Go module proxy into .bin/ on first use
-# (scripts/install-staticcheck.sh). gorender's module only: the tools
+# (`scripts/install-go-tool.sh staticcheck`). gorender's module only: the tools
 # module's Kubernetes and BuildKit dependencies take it over ten minutes.
 step "staticcheck"
-staticcheck=$(bash scripts/install-staticcheck.sh)
+staticcheck=$(bash scripts/install-go-tool.sh staticcheck)
 "$staticcheck" ./...
 
 step "static build (CGO_ENABLED=0)"

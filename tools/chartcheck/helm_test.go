@@ -1,6 +1,6 @@
 // Package chartcheck checks the Helm chart at deploy/helm/gorender without a
 // cluster: every CI variant (ci/*-values.yaml) is rendered by the pinned helm
-// (scripts/install-helm.sh), compared with its golden file, strictly decoded
+// (scripts/install-go-tool.sh helm), compared with its golden file, strictly decoded
 // into the Kubernetes API types and checked for what the chart promises.
 //
 // Regenerate the golden files after a deliberate chart change with
@@ -54,7 +54,7 @@ func helmBinary(t *testing.T) string {
 		path = filepath.Join(root(t), ".bin", "helm")
 	}
 	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("helm not found at %s: run scripts/install-helm.sh (scripts/check-deploy.sh does)", path)
+		t.Fatalf("helm not found at %s: run scripts/install-go-tool.sh helm (scripts/check-deploy.sh does)", path)
 	}
 	return path
 }

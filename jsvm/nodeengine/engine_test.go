@@ -88,24 +88,37 @@ func newEngine(t testing.TB, cfg config) (*Engine, *logBuffer) {
 }
 
 // load compiles src as bundle name (path: where it lives, "" for none) and
-// loads it into a new runtime.
+// loads it into a new runtime, with a 30 s deadline.
 func load(t testing.TB, e *Engine, name, path, src string) jsvm.Runtime {
+	t.Helper()
+	return loadWithin(t, e, name, path, src, 30*time.Second)
+}
+
+// loadWithin is load with a deadline of d.
+func loadWithin(t testing.TB, e *Engine, name, path, src string, d time.Duration) jsvm.Runtime {
 	t.Helper()
 	p, err := e.Compile(name, path, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loadProgram(t, e, p)
+	return loadProgramWithin(t, e, p, d)
 }
 
-// loadProgram loads prg into a new runtime, closed at the test's end.
+// loadProgram loads prg into a new runtime, closed at the test's end, with
+// a 30 s deadline.
 func loadProgram(t testing.TB, e *Engine, prg jsvm.Program) jsvm.Runtime {
+	t.Helper()
+	return loadProgramWithin(t, e, prg, 30*time.Second)
+}
+
+// loadProgramWithin is loadProgram with a deadline of d.
+func loadProgramWithin(t testing.TB, e *Engine, prg jsvm.Program, d time.Duration) jsvm.Runtime {
 	t.Helper()
 	rt, err := e.NewRuntime()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	if err := rt.Load(ctx, prg); err != nil {
 		t.Fatal(err)
@@ -118,7 +131,13 @@ func loadProgram(t testing.TB, e *Engine, prg jsvm.Program) jsvm.Runtime {
 // bundle set under name.
 func eval(t testing.TB, rt jsvm.Runtime, name, code string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	return evalWithin(t, rt, name, code, 20*time.Second)
+}
+
+// evalWithin is eval with a deadline of d.
+func evalWithin(t testing.TB, rt jsvm.Runtime, name, code string, d time.Duration) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	res, err := rt.Eval(ctx, code, jsvm.NewRequest(map[string]jsvm.Runtime{name: rt}))
 	return res.Body, err
@@ -237,10 +256,15 @@ func TestLargeErrors(t *testing.T) {
 // copied everything that had arrived of a frame again for each part: this
 // bundle's load took minutes.)
 func TestLargeFrames(t *testing.T) {
+	// The usual 30 s and 20 s are too short for these sizes on a loaded
+	// machine under -race (the load takes 4-13 s there and ran past 30 s
+	// once); 90 s still fails the copy-per-part regression, which took
+	// minutes.
+	const bound = 90 * time.Second
 	e, _ := newEngine(t, config{StubTimers: true})
-	rt := load(t, e, "big", "", "var x = 'ok'; /*"+strings.Repeat("0123456789abcdef", 30<<20/16)+"*/")
+	rt := loadWithin(t, e, "big", "", "var x = 'ok'; /*"+strings.Repeat("0123456789abcdef", 30<<20/16)+"*/", bound)
 	code := "/*" + strings.Repeat("fedcba9876543210", 12<<20/16) + "*/ x + ':' + 'é'.repeat(10 << 20)"
-	got, err := eval(t, rt, "big", code)
+	got, err := evalWithin(t, rt, "big", code, bound)
 	if err != nil {
 		t.Fatal(err)
 	}

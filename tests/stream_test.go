@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -59,8 +61,9 @@ func (a *streamAnswer) reachedAt(n int) time.Duration {
 	return -1
 }
 
-// readStream reads resp's body to its end, recording each read.
-func readStream(resp *http.Response, sent time.Time) *streamAnswer {
+// readStream reads resp's body to its end, recording each read; onRead,
+// when set, is called after each read.
+func readStream(resp *http.Response, sent time.Time, onRead func(*streamAnswer)) *streamAnswer {
 	a := &streamAnswer{
 		Status: resp.StatusCode, Header: resp.Header, ProtoMajor: resp.ProtoMajor,
 		ContentLength: resp.ContentLength, TransferEncoding: resp.TransferEncoding,
@@ -71,6 +74,9 @@ func readStream(resp *http.Response, sent time.Time) *streamAnswer {
 		if n > 0 {
 			a.Body = append(a.Body, buf[:n]...)
 			a.Reads = append(a.Reads, streamRead{At: time.Since(sent), End: len(a.Body)})
+			if onRead != nil {
+				onRead(a)
+			}
 		}
 		if errors.Is(err, io.EOF) {
 			break
@@ -113,7 +119,7 @@ func (s *server) streamRequest(t *testing.T, tr transport, req *http.Request) *s
 	if err != nil {
 		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
-	return readStream(resp, sent)
+	return readStream(resp, sent, nil)
 }
 
 // streamRender sends a raw JS render and reads the answer as it arrives.
@@ -336,8 +342,8 @@ func TestStreamedRender(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true", "RENDERER_WORKERS_COUNT": "2"})
 	id := newID("s")
-	s.upload(t, map[string]string{id: testdata(t, "bundles/stream-app.js")}, nil)
-	// Load the bundle before timing anything.
+	s.upload(t, map[string]string{id: testdata(t, "bundles/stream-app.js") + streamGate}, nil)
+	// Load the bundle before the streams under test.
 	s.streamRender(t, transports[0], id, request(t, "stream-web"), nil).wantComplete(t, golden(t, "stream-web"))
 
 	eachTransport(t, func(t *testing.T, tr transport) {
@@ -345,34 +351,44 @@ func TestStreamedRender(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				chunks := goldenChunks(t, name)
 				want := golden(t, name)
-				shell, last := chunks[0].Bytes, chunks[len(chunks)-1]
-				// Shell first: the whole shell arrives, and the last
-				// boundary strictly later (order, not exact timing). On a
-				// loaded machine the shell may take as long as the
-				// boundaries' timers, so a short gap is retried; a server
-				// that buffered the stream would never show one.
-				const attempts, minGap = 5, 30 * time.Millisecond
-				for attempt := 1; ; attempt++ {
-					a := s.streamRender(t, tr, id, request(t, name), nil)
-					a.wantStreamHeaders(t, tr)
-					a.wantComplete(t, want)
-					if got := a.Header.Get("Server-Timing"); got != "" {
-						t.Errorf("Server-Timing %q sent without rscStreamObservability", got)
-					}
-					if t.Failed() {
+				last := chunks[len(chunks)-1]
+				// Shell first (order, not timing): the last boundary's data
+				// waits for a file as well as for its timer, and the test
+				// writes the file once everything before that boundary has
+				// arrived. A server that held the stream back would send
+				// nothing before the file, and the answer would end at the
+				// request's deadline.
+				release := "release-" + tr.name + "-" + name
+				file := filepath.Join(s.cache, id, release)
+				defer os.WriteFile(file, nil, 0o644) // a failed render does not wait for its deadline
+				sent := time.Now()
+				resp, err := s.http(tr).Do(s.rawRenderRequest(t, ctx(t), id, gatedStreamRequest(t, name, release), nil))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var releasedAt time.Duration = -1
+				a := readStream(resp, sent, func(a *streamAnswer) {
+					if releasedAt >= 0 || len(a.Body) < last.Offset {
 						return
 					}
-					shellAt, lastStart := a.reachedAt(shell), a.reachedAt(last.Offset+1)
-					t.Logf("%s over %s: shell (%d B) at %s, last boundary (byte %d on, timer at %d ms) at %s, end at %s, %d reads",
-						name, tr.name, shell, shellAt, last.Offset, last.AtMs, lastStart, a.Ended, len(a.Reads))
-					if lastStart-shellAt >= minGap {
-						break
+					if len(a.Body) > last.Offset {
+						t.Errorf("%d bytes arrived before the last boundary's data was released, want %d", len(a.Body), last.Offset)
 					}
-					if attempt == attempts {
-						t.Errorf("in %d attempts the last boundary never arrived ≥ %s after the shell: the stream is not flushed as produced", attempts, minGap)
-						break
+					if err := os.WriteFile(file, nil, 0o644); err != nil {
+						t.Error(err)
 					}
+					releasedAt = time.Since(sent)
+				})
+				a.wantStreamHeaders(t, tr)
+				a.wantComplete(t, want)
+				if got := a.Header.Get("Server-Timing"); got != "" {
+					t.Errorf("Server-Timing %q sent without rscStreamObservability", got)
 				}
+				if releasedAt < 0 {
+					t.Errorf("the %d bytes before the last boundary (of %d) never arrived while its data was held back: the stream is not flushed as produced", last.Offset, len(want))
+				}
+				t.Logf("%s over %s: %d bytes before the last boundary at %s, its data released then, end at %s, %d reads",
+					name, tr.name, last.Offset, releasedAt, a.Ended, len(a.Reads))
 			})
 		}
 		t.Run("server timing", func(t *testing.T) {
@@ -408,6 +424,48 @@ func TestStreamedRender(t *testing.T) {
 			}
 		})
 	})
+}
+
+// streamGate, appended to the stream-app bundle, defines
+// streamGate(file, value): a Promise of value that resolves once file
+// exists in the bundle's directory (the bundle's module scope has require;
+// a rendering request's code does not).
+const streamGate = `
+globalThis.streamGate = function (file, value) {
+  var fs = require('fs'), path = require('path').join(__dirname, file);
+  return new Promise(function (resolve) {
+    (function poll() { if (fs.existsSync(path)) resolve(value); else setTimeout(poll, 10); })();
+  });
+};
+`
+
+// gatedStreamRequest is the stream-app request name whose last Suspense
+// boundary's data (the props' recommendations for stream-pipeable, user for
+// stream-web) resolves only once file exists in the bundle's directory
+// (streamGate), after its timer. The rest of the request, and so the bytes
+// of the answer, are unchanged.
+func gatedStreamRequest(t *testing.T, name, file string) string {
+	t.Helper()
+	gates := map[string][2]string{"stream-pipeable": {"renderStream", "recommendations"}, "stream-web": {"renderWebStream", "user"}}
+	gate, ok := gates[name]
+	if !ok {
+		t.Fatalf("no gate for the request %s", name)
+	}
+	quoted, err := json.Marshal(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(`(function () {
+  var render = globalThis.%[1]s;
+  globalThis.%[1]s = function (props, railsContext) {
+    return render(Object.assign({}, props, { %[2]s: streamGate(%[3]s, props.%[2]s) }), railsContext);
+  };
+  try {
+    return %[4]s;
+  } finally {
+    globalThis.%[1]s = render;
+  }
+})()`, gate[0], gate[1], quoted, strings.TrimSpace(request(t, name)))
 }
 
 // TestStreamWire: on HTTP/1.1 the streamed answer is chunked on the wire,

@@ -565,10 +565,11 @@ func (e *Engine) tryReserveLacking(prg *program) *proc {
 
 // release ends a reservation of p. A process left with holders stays
 // theirs, and a waiting render may queue in it. Otherwise it goes to the
-// first waiter, else to a render queued behind another in a busy process
-// (moved, so that no render waits behind a slow one while a process is
-// free), else to the idle set. A dead process is dropped (its supervisor
-// replaces it); one due for recycling is stopped.
+// first waiter, else to the idle set, and a render queued behind another
+// in a busy process is asked to leave it (withdrawMoves), so that no
+// render waits behind a slow one while a process is free. A dead process
+// is dropped (its supervisor replaces it); one due for recycling is
+// stopped.
 func (e *Engine) release(p *proc) {
 	e.unloadUnused(p)
 	e.mu.Lock()
@@ -601,18 +602,8 @@ func (e *Engine) release(p *proc) {
 		w.ch <- p
 		return
 	}
-	for _, o := range e.procs {
-		if o == nil || o == p || o.holders < 2 {
-			continue
-		}
-		if t := o.queuedTicket(); t != nil {
-			e.holdLocked(p)
-			e.mu.Unlock()
-			t.move <- p
-			return
-		}
-	}
 	e.idle = append(e.idle, p)
+	e.withdrawQueuedLocked(p)
 	wake := false
 	if p.lacking || e.spreadHeld {
 		// The spreader may load into a process only while another
@@ -623,6 +614,29 @@ func (e *Engine) release(p *proc) {
 	e.mu.Unlock()
 	if wake {
 		e.wakeSpreader()
+	}
+}
+
+// withdrawQueuedLocked asks one render queued behind another in a busy
+// process, if any, to come back for a process now that p is idle
+// (ticket.move): if its process has not started it, the executor gives it
+// back and it reserves again, finding p unless a new render took p first.
+// p is not held for it: the executor reads the withdraw only once the
+// render ahead of it yields, and a server render is mostly synchronous
+// JavaScript, so the answer comes when that render ends, and usually says
+// the queued render started there after all. A process held for the
+// answer stood idle all that time (a whole render, each time a process
+// was freed while renders were queued), and the renders that came
+// meanwhile queued behind busy processes in turn.
+func (e *Engine) withdrawQueuedLocked(p *proc) {
+	for _, o := range e.procs {
+		if o == nil || o == p || o.holders < 2 {
+			continue
+		}
+		if t := o.queuedTicket(); t != nil {
+			t.move <- struct{}{}
+			return
+		}
 	}
 }
 

@@ -228,6 +228,84 @@ func TestQueuedRenderMovesToAFreeProcess(t *testing.T) {
 	}
 }
 
+// TestFreedProcessIsNotHeldForAQueuedRender: a process freed while a
+// render is queued behind another that runs synchronous JavaScript (as a
+// server render mostly does) stays free: the next render runs in it at
+// once. The queued render is asked to move, but its process reads that
+// only once the render ahead of it ends; a freed process held for the
+// move stood idle until then while new renders waited (fails so before
+// this). The queued render then runs once, where the answer sends it.
+func TestFreedProcessIsNotHeldForAQueuedRender(t *testing.T) {
+	e, _ := newEngine(t, config{Processes: 2, Depth: 2, SupportModules: true})
+	dir := t.TempDir()
+	prg := gatedBundle(t, e, dir, "b", "", "")
+	rts := make([]jsvm.Runtime, 5)
+	for i := range rts {
+		rts[i] = loadProgram(t, e, prg)
+	}
+	holdEverywhere(t, e, 2, 1)
+	sent := func() int { return sentTo(e, 0) + sentTo(e, 1) }
+	blocked := evalAsync(t, rts[0], "b", `block('unblock')`)
+	waitFor(t, 10*time.Second, "the blocking render sent", func() bool { return sent() == 1 })
+	async := evalAsync(t, rts[1], "b", `wait('async')`)
+	waitFor(t, 10*time.Second, "both processes busy", func() bool { return sentTo(e, 0) == 1 && sentTo(e, 1) == 1 })
+	// One render queued in each process: one behind the blocking render.
+	var queued []*queuedEval
+	for i := range 2 {
+		queued = append(queued, startEval(t, context.Background(), rts[2+i], `sharedExecutionContext.get('ran')(); me`))
+		waitFor(t, 10*time.Second, "a render queued", func() bool { return sent() == 3+i })
+	}
+	touch(t, dir, "async")
+	if got := <-async; got != "b" {
+		t.Fatalf("the async render: %q", got)
+	}
+	// The render queued behind it runs next, and its process is free.
+	var behindBlocked *queuedEval
+	select {
+	case got := <-queued[0].out:
+		behindBlocked = queued[1]
+		if got != "b" {
+			t.Fatalf("the render queued behind the async one: %q", got)
+		}
+	case got := <-queued[1].out:
+		behindBlocked = queued[0]
+		if got != "b" {
+			t.Fatalf("the render queued behind the async one: %q", got)
+		}
+	}
+	// The blocking render's process reads nothing until it ends: a render
+	// answered now ran in the freed one.
+	next := evalAsync(t, rts[4], "b", `me`)
+	select {
+	case got := <-next:
+		if got != "b" {
+			t.Fatalf("the next render: %q", got)
+		}
+	case got := <-blocked:
+		t.Fatalf("the blocking render answered (%q) before it was unblocked", got)
+	case got := <-behindBlocked.out:
+		t.Fatalf("the render queued behind the blocking one answered (%q) before it was unblocked", got)
+	case <-time.After(10 * time.Second):
+		// (before the blocking render's 20 s deadline)
+		t.Fatal("the next render did not run in the freed process within 10 s: it waited behind the blocking render")
+	}
+	touch(t, dir, "unblock")
+	if got := <-blocked; got != "b" {
+		t.Fatalf("the blocking render: %q", got)
+	}
+	if got := behindBlocked.answer(t); got != "b" {
+		t.Fatalf("the render queued behind the blocking one: %q", got)
+	}
+	for i, q := range queued {
+		if n := q.runs.Load(); n != 1 {
+			t.Errorf("queued render %d ran %d times", i, n)
+		}
+	}
+	waitFor(t, 10*time.Second, "both processes idle", func() bool {
+		return holders(e, 0) == 0 && holders(e, 1) == 0 && sent() == 0
+	})
+}
+
 // TestClientLeavesAQueuedRender: a render whose caller leaves (or whose
 // deadline passes) while it is queued behind another is answered at once
 // and dropped unstarted; the process, running the other render, is kept.

@@ -247,10 +247,10 @@ type ticket struct {
 	// unstarted is set, before frames is closed, when the process ended
 	// before it could start the render: it ran nowhere.
 	unstarted bool
-	// move receives an idle process offered to the render while it is
-	// queued behind another (Engine.release); moving (under the process's
-	// rmu) says one was offered, or that the render takes none any more.
-	move   chan *proc
+	// move asks the render, queued behind another, to leave its process
+	// for an idle one (Engine.withdrawQueuedLocked); moving (under the
+	// process's rmu) says it was asked, or that it may not be any more.
+	move   chan struct{}
 	moving bool
 }
 
@@ -273,7 +273,7 @@ func newTicket(id uint64, many bool) *ticket {
 	if many {
 		n = 64
 	}
-	return &ticket{id: id, frames: make(chan *frame, n), started: make(chan struct{}), move: make(chan *proc, 1)}
+	return &ticket{id: id, frames: make(chan *frame, n), started: make(chan struct{}), move: make(chan struct{}, 1)}
 }
 
 // hasStarted reports whether the process may be running t.
@@ -362,14 +362,11 @@ func (p *proc) queuedTicket() *ticket {
 	return nil
 }
 
-// noMoves ends the offers of processes to t, and reports whether one was
-// made (its process is in t.move unless taken).
-func (p *proc) noMoves(t *ticket) bool {
+// noMoves ends the requests to t to move.
+func (p *proc) noMoves(t *ticket) {
 	p.rmu.Lock()
 	defer p.rmu.Unlock()
-	offered := t.moving
 	t.moving = true
-	return offered
 }
 
 // send writes one frame to the child.

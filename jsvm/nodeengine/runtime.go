@@ -173,12 +173,12 @@ func (r *bundleRuntime) Eval(ctx context.Context, code string, req *jsvm.Request
 		rn := &render{rt: r, p: p, req: req, code: code, started: started}
 		res, err := rn.run(ctx)
 		if rn.elsewhere {
-			// It never ran in p: it goes to the process it was offered, or
-			// waits for another (an idle one if it needs a bundle loaded).
+			// It never ran in p: it reserves another (an idle one if it
+			// needs a bundle loaded).
 			r.eng.release(p)
-			p, queueOK = rn.moveTo, !rn.needsIdle
+			p, queueOK = nil, !rn.needsIdle
 			if !owned {
-				r.reserved.Store(p)
+				r.reserved.Store(nil)
 			}
 			continue
 		}
@@ -209,10 +209,9 @@ type render struct {
 	// process finishes the render in the background (finishLater).
 	finishing bool
 	// elsewhere is set when the render did not run in p and goes to
-	// another process: moveTo if one was offered, else one reserved again
-	// (needsIdle: an idle one, to load a bundle into).
+	// another process, reserved again (needsIdle: an idle one, to load a
+	// bundle into).
 	elsewhere bool
-	moveTo    *proc
 	needsIdle bool
 }
 
@@ -263,17 +262,8 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 	}
 	r.eng.opened(p)
 	moveC := t.move
-	defer func() {
-		// Offers of an idle process end with the render's turn here; one
-		// not taken, or taken for a move that did not happen, is given back.
-		if p.noMoves(t) && moveC != nil {
-			rn.moveTo = <-moveC
-		}
-		if rn.moveTo != nil && !rn.elsewhere {
-			r.eng.release(rn.moveTo)
-			rn.moveTo = nil
-		}
-	}()
+	withdrawing := false // the render was asked to move: a withdraw was sent
+	defer p.noMoves(t)
 
 	var notify chan struct{}
 	if req.Updates != nil {
@@ -369,11 +359,11 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 		select {
 		case <-startedC:
 			begin()
-		case q := <-moveC:
-			// An idle process is offered: the render is withdrawn from p
-			// unless p has started it (the executor says which).
+		case <-moveC:
+			// A process became idle: the render is withdrawn from p
+			// unless p has started it (its frames say which).
 			moveC = nil
-			rn.moveTo = q
+			withdrawing = true
 			_ = p.send(&header{T: "withdraw", R: rn.id}, "")
 		case fp, ok := <-t.frames:
 			if !ok {
@@ -391,7 +381,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 			}
 			f := take(fp)
 			if f.h.T == "done" && f.h.Kind == "withdrawn" {
-				if rn.moveTo == nil {
+				if !withdrawing {
 					return rn.protocolError(fmt.Errorf("%w: render %d withdrawn unasked", errProtocol, rn.id))
 				}
 				rn.elsewhere = true
@@ -402,11 +392,6 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 				// before the start signal, which must come first (a
 				// stream's start lifts the render deadline begin arms).
 				begin()
-			}
-			if rn.moveTo != nil {
-				// p started it: it runs here; the offered process is given back.
-				r.eng.release(rn.moveTo)
-				rn.moveTo = nil
 			}
 			switch f.h.T {
 			case "start":

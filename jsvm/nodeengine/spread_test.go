@@ -13,8 +13,10 @@ import (
 
 // gatedBundle writes a bundle (with RENDERER_SUPPORT_MODULES semantics: it
 // lives in dir and reads it) whose global wait(name) is a render that ends
-// once the file name exists in dir, and whose evaluation first waits, while
-// hold exists in dir, until release exists ("" for none).
+// once the file name exists in dir, block(name) the same in synchronous
+// JavaScript (its process reads nothing meanwhile), and whose evaluation
+// first waits, while hold exists in dir, until release exists ("" for
+// none).
 func gatedBundle(t *testing.T, e *Engine, dir, name, hold, release string) jsvm.Program {
 	t.Helper()
 	src := fmt.Sprintf(`var fs = require('fs'), path = require('path'), dir = %q;
@@ -27,6 +29,10 @@ globalThis.wait = function (name) {
   return new Promise(function (resolve) {
     (function poll() { if (fs.existsSync(path.join(dir, name))) resolve(me); else setTimeout(poll, 5); })();
   });
+};
+globalThis.block = function (name) {
+  while (!fs.existsSync(path.join(dir, name))) Atomics.wait(sleeper, 0, 0, 5);
+  return me;
 };`, dir, hold, hold, release, release, name)
 	file := filepath.Join(dir, name+".js")
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {

@@ -12,9 +12,14 @@ import (
 
 // cellBundles measures a server holding several bundles at once: n copies
 // of the bundle (distinct ids, so each is loaded on its own), uploaded
-// through the gem's 410 flow, then the workload sent to each copy in turn
-// (duration/n each, the same connections) while the process tree's RSS is
-// sampled. With W workers and n bundles the Node reference holds W × n
+// through the gem's 410 flow, each sent the workload for warmup/n (at least
+// 1 s) in a warm-up pass, then the workload sent to each copy in turn
+// (duration/n each) while the process tree's RSS is sampled. The warm-up
+// pass has every worker evaluate every copy before any copy is measured:
+// the Node reference evaluates a copy in a worker on that worker's first
+// request of it, which fell in that copy's own warm-up, while gorender's
+// node engine evaluates an uploaded copy in its other processes in the
+// background, which fell in the first copy's measured window. With W workers and n bundles the Node reference holds W × n
 // contexts in W processes, as the node engine does; goja and quickjs hold
 // W runtimes per bundle. The row's req/s is over the whole window, its
 // p50 and p99 the worst copy's.
@@ -50,12 +55,17 @@ func cellBundles(c config, variant string, w bench.Workload, bundle string, work
 		}
 	}
 	body := filepath.Join(c.outDir, w.Name+".js")
+	url := func(id string) string { return fmt.Sprintf("http://127.0.0.1:%d/bundles/%s/render/bench", s.port, id) }
+	for _, id := range ids {
+		if _, err := h2load(c, s.pid(), url(id), body, workers, 0, max(c.warmup/time.Duration(n), time.Second)); err != nil {
+			return res, fmt.Errorf("warm-up pass: %w", err)
+		}
+	}
 	sampler := startRSSSampler(s.pid())
 	each := max(c.duration/time.Duration(n), time.Second)
 	var total, cpu time.Duration
 	for _, id := range ids {
-		url := fmt.Sprintf("http://127.0.0.1:%d/bundles/%s/render/bench", s.port, id)
-		lr, err := h2load(c, s.pid(), url, body, workers, c.warmup/time.Duration(n), each)
+		lr, err := h2load(c, s.pid(), url(id), body, workers, c.warmup/time.Duration(n), each)
 		if err != nil {
 			res.RSSMB = sampler.stop()
 			return res, err

@@ -173,14 +173,14 @@ func dashboardScrape(t *testing.T, engine string) promScrape {
 	// On node, a process replaced and one serving (between a process's exit
 	// and its successor's start it has no resident series).
 	if engine == "node" {
-		return s.waitScrape(t, 10*time.Second, "a process replaced", func(p promScrape) bool {
+		return s.waitScrape(t, 60*time.Second, "a process replaced", func(p promScrape) bool {
 			return p.value("gorender_engine_process_restarts_total", "reason", "recycled") > 0 &&
 				len(p.series("gorender_engine_process_resident_bytes")) > 0
 		})
 	}
 	// On quickjs, a runtime replaced and one that has loaded the bundle
 	// again (between the two the bundle has no engine memory series).
-	return s.waitScrape(t, 10*time.Second, "a runtime replaced", func(p promScrape) bool {
+	return s.waitScrape(t, 60*time.Second, "a runtime replaced", func(p promScrape) bool {
 		return len(p.series("gorender_runtime_replacements_total")) > 0 &&
 			(engine != "quickjs" || len(p.series("gorender_engine_memory_bytes")) > 0)
 	})

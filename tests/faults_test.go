@@ -72,7 +72,7 @@ func TestOverload(t *testing.T) {
 			}
 		})
 	}
-	s.waitScrape(t, 10*time.Second, "both runtimes busy", func(p promScrape) bool {
+	s.waitScrape(t, 60*time.Second, "both runtimes busy", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 2
 	})
 	// The operational endpoints answer meanwhile. An endpoint held up by the
@@ -166,7 +166,7 @@ func TestRecycleUnderLoad(t *testing.T) {
 			t.Errorf("%v runtimes replaced for another reason than the schedule", other)
 		}
 		t.Logf("%d renders, %v runtimes recycled on schedule", ok, recycled)
-		s.waitScrape(t, 10*time.Second, "the pool back to its size, idle", func(p promScrape) bool {
+		s.waitScrape(t, 60*time.Second, "the pool back to its size, idle", func(p promScrape) bool {
 			n := p.value("gorender_runtimes", "bundle", id)
 			return p.value("gorender_runtimes_busy", "bundle", id) == 0 && n >= 1 && n <= 2
 		})

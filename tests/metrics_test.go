@@ -211,7 +211,7 @@ func TestMetricsScriptedSequence(t *testing.T) {
 	// A stream its client leaves after the first bytes.
 	streamRead := s.readThenLeave(t, h2, id, endlessStream, 4096)
 	renderIn += len(endlessStream)
-	mid := s.waitScrape(t, 10*time.Second, "the stream ended by its client", func(p promScrape) bool {
+	mid := s.waitScrape(t, 60*time.Second, "the stream ended by its client", func(p promScrape) bool {
 		return p.value("gorender_streams_ended_total", "outcome", "client_gone") == 1 &&
 			p.value("gorender_runtimes_busy", "bundle", id) == 0
 	})
@@ -220,7 +220,7 @@ func TestMetricsScriptedSequence(t *testing.T) {
 	// queued behind it gets 503 after the queue timeout.
 	stuck := s.startRender(t, h2, id, runaway)
 	renderIn += len(runaway)
-	busy := s.waitScrape(t, 10*time.Second, "the runaway render running", func(p promScrape) bool {
+	busy := s.waitScrape(t, 60*time.Second, "the runaway render running", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 1
 	})
 	if busy.value("gorender_render_duration_seconds_count", "outcome", "timeout") != 0 {
@@ -232,7 +232,7 @@ func TestMetricsScriptedSequence(t *testing.T) {
 	r.wantTimedOut(t, h2, 2*time.Second)
 	renderOut += len(r.Body)
 
-	after := s.waitScrape(t, 10*time.Second, "the replaced runtime back in its pool", func(p promScrape) bool {
+	after := s.waitScrape(t, 60*time.Second, "the replaced runtime back in its pool", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 0 && p.value("gorender_runtimes", "bundle", id) == 1
 	})
 

@@ -130,7 +130,7 @@ func TestNodeShutdownWithBusyProcesses(t *testing.T) {
 	for _, tr := range transports {
 		s.startRender(t, tr, id, runaway)
 	}
-	s.waitScrape(t, 10*time.Second, "2 runaway renders", func(p promScrape) bool {
+	s.waitScrape(t, 60*time.Second, "2 runaway renders", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 2
 	})
 	s.signal(t, syscall.SIGTERM)
@@ -147,7 +147,7 @@ func TestNodeProcessesDieWithGorender(t *testing.T) {
 	t.Parallel()
 	s, id, kids := nodeServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "2"}, "x")
 	s.startRender(t, transports[0], id, runaway)
-	s.waitScrape(t, 10*time.Second, "a runaway render", func(p promScrape) bool {
+	s.waitScrape(t, 60*time.Second, "a runaway render", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 1
 	})
 	s.signal(t, syscall.SIGKILL)
@@ -171,7 +171,7 @@ func TestNodeClientLeavesASlowRender(t *testing.T) {
 		_, err := s.gem(tr).RenderRaw(gone, gemclient.Render{BundleID: id, Code: `const end = Date.now() + 1500; while (Date.now() < end) {} 'slow'`})
 		answered <- err
 	}()
-	s.waitScrape(t, 10*time.Second, "the slow render running", func(p promScrape) bool {
+	s.waitScrape(t, 60*time.Second, "the slow render running", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 1
 	})
 	leave()

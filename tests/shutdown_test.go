@@ -77,7 +77,7 @@ func TestShutdownDrain(t *testing.T) {
 	for i := range pending {
 		pending[i] = s.startRender(t, transports[i%2], id, "untilReleased()")
 	}
-	s.waitScrape(t, 10*time.Second, "20 renders in flight", func(p promScrape) bool {
+	s.waitScrape(t, 60*time.Second, "20 renders in flight", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 20
 	})
 	// A probe connection opened before the signal, like a load balancer's.
@@ -165,7 +165,7 @@ func TestSecondSignal(t *testing.T) {
 	for _, tr := range transports {
 		s.startRender(t, tr, id, runaway)
 	}
-	s.waitScrape(t, 10*time.Second, "2 runaway renders", func(p promScrape) bool {
+	s.waitScrape(t, 60*time.Second, "2 runaway renders", func(p promScrape) bool {
 		return p.value("gorender_runtimes_busy", "bundle", id) == 2
 	})
 	s.signal(t, syscall.SIGTERM)

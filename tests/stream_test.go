@@ -577,10 +577,10 @@ func TestStreamClientGone(t *testing.T) {
 			t.Error(e)
 		}
 
-		if v := s.waitMetric(t, busySeries(id), 10*time.Second, func(v float64) bool { return v == 0 }); v != 0 {
+		if v := s.waitMetric(t, busySeries(id), 60*time.Second, func(v float64) bool { return v == 0 }); v != 0 {
 			t.Errorf("%s = %v after the clients left, want 0", busySeries(id), v)
 		}
-		if v := s.waitMetric(t, streamsEnded("client_gone"), 10*time.Second, func(v float64) bool { return v >= streams }); v != streams {
+		if v := s.waitMetric(t, streamsEnded("client_gone"), 60*time.Second, func(v float64) bool { return v >= streams }); v != streams {
 			t.Errorf("%s = %v, want %d", streamsEnded("client_gone"), v, streams)
 		}
 		t.Logf("metrics settled after %s", time.Since(t0))
@@ -592,7 +592,7 @@ func TestStreamClientGone(t *testing.T) {
 		// a while (a QuickJS runtime under the race detector).
 		runtimes := `gorender_runtimes{bundle="` + id + `"}`
 		want := float64(runtimesPerBundle(2))
-		if v := s.waitMetric(t, runtimes, 10*time.Second, func(v float64) bool { return v == want }); v != want {
+		if v := s.waitMetric(t, runtimes, 60*time.Second, func(v float64) bool { return v == want }); v != want {
 			t.Errorf("gorender_runtimes = %v for the bundle, want its %v runtimes", v, want)
 		}
 		if v := s.metricValue(t, "gorender_runtimes_quarantined"); v != 0 {
@@ -605,7 +605,7 @@ func TestStreamClientGone(t *testing.T) {
 		t.Logf("runtimes replaced after %d disconnects: %v", streams, s.metricValue(t, `gorender_runtime_replacements_total{reason="broken"}`))
 
 		const slack = 10
-		after := s.waitMetric(t, "go_goroutines", 10*time.Second, func(v float64) bool { return v <= baseline+slack })
+		after := s.waitMetric(t, "go_goroutines", 60*time.Second, func(v float64) bool { return v <= baseline+slack })
 		if after > baseline+slack {
 			t.Errorf("go_goroutines %v after the disconnects, baseline %v (+%d allowed): goroutines leaked", after, baseline, slack)
 		}
@@ -822,7 +822,7 @@ func TestStreamClientNeverReads(t *testing.T) {
 	})
 	// A stream is counted when its handler returns, after its runtime is
 	// free: the next render's answer may come first.
-	if got := s.waitMetric(t, streamsEnded("idle"), 10*time.Second, func(v float64) bool { return v >= 2 }); got != 2 {
+	if got := s.waitMetric(t, streamsEnded("idle"), 60*time.Second, func(v float64) bool { return v >= 2 }); got != 2 {
 		t.Errorf("%s = %v, want 2 (one per transport)", streamsEnded("idle"), got)
 	}
 }

@@ -45,8 +45,12 @@ const (
 	gemVersion = "17.0.0"
 	// requestTimeout bounds every HTTP exchange of the tests.
 	requestTimeout = 90 * time.Second
-	// exitTimeout is how long a server may take to exit after SIGTERM.
-	exitTimeout = 15 * time.Second
+	// exitTimeout is how long a server may take to exit after SIGTERM
+	// (under the 120 s render timeout startServer sets, so that a drain
+	// that waited for a render instead of its shutdown timeout fails).
+	exitTimeout = 60 * time.Second
+	// startTimeout is how long a started server may take to answer /health.
+	startTimeout = 90 * time.Second
 )
 
 var (
@@ -262,7 +266,7 @@ func listensOn(pid, port int) (bool, error) {
 // cache, the test password, log level warn, generous render and queue
 // timeouts, the engine under test, and env on top ("" unsets a variable);
 // it waits until /health answers. On cleanup it sends SIGTERM and fails the
-// test unless the process exits 0 within 15 s (or the race detector spoke);
+// test unless the process exits 0 within exitTimeout (or the race detector spoke);
 // the server's output is printed when the test failed. A RENDERER_SERVER_BUNDLE_CACHE_PATH in env
 // is used as the cache (to restart on the cache of an earlier process).
 // A server on QuickJS runs the binary built without the race detector, as
@@ -386,7 +390,11 @@ func tryStart(t *testing.T, launch []string, env map[string]string, cache string
 
 	probe := &http.Client{Timeout: time.Second}
 	defer probe.CloseIdleConnections()
-	deadline := time.Now().Add(30 * time.Second)
+	// A bound for a server that never answers: on a loaded machine a
+	// process at low priority waits long for its CPU (a race-built goja
+	// server needs 0.5 s of CPU to listen, and took 8-14 s at load 15-17
+	// under nice 19).
+	deadline := time.Now().Add(startTimeout)
 	for {
 		select {
 		case <-s.exited:
@@ -415,7 +423,7 @@ func tryStart(t *testing.T, launch []string, env map[string]string, cache string
 		if time.Now().After(deadline) {
 			_ = s.cmd.Process.Kill()
 			<-s.exited
-			return nil, false, fmt.Errorf("/health did not answer 200 within 30 s:\n%s", s.stderr.String())
+			return nil, false, fmt.Errorf("/health did not answer 200 within %s:\n%s", startTimeout, s.stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

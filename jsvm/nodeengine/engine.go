@@ -349,10 +349,7 @@ func (e *Engine) restore(p *proc) error {
 		if p.dead.Load() {
 			return fmt.Errorf("node process %d died while loading its bundles back", p.pid)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), loadLimit)
-		err := e.loadInto(ctx, p, prg)
-		cancel()
-		if err != nil {
+		if err := e.loadInto(context.Background(), p, prg); err != nil {
 			if p.dead.Load() {
 				return fmt.Errorf("node process %d died while loading its bundles back: %w", p.pid, err)
 			}
@@ -812,8 +809,18 @@ func (prg *program) Close() {
 // process, not the engine.
 const loadLimit = 60 * time.Second
 
+// errLoadGoesOn is a load whose caller left before it ended: the process
+// finishes it in the background and is released then (loadInto), so the
+// caller lets go of the process without releasing it.
+var errLoadGoesOn = errors.New("the caller left; the process finishes the load")
+
 // loadInto evaluates prg in p unless p has it; p is reserved by the caller.
-// A load that does not finish by ctx's end kills the process.
+// A load past loadLimit, or past the caller's deadline (ctx ended at it),
+// kills the process. One whose caller leaves before its deadline (a client
+// gone, a render the pools stopped) goes on: loadInto returns errLoadGoesOn
+// and the process is released once the load ends. Killing it cost a
+// process start, its bundles loaded back and a cold V8, while the renders
+// that came meanwhile had a process less.
 func (e *Engine) loadInto(ctx context.Context, p *proc, prg *program) error {
 	e.mu.Lock()
 	has := p.loaded[prg]
@@ -825,11 +832,36 @@ func (e *Engine) loadInto(ctx context.Context, p *proc, prg *program) error {
 	if err := p.send(&header{T: "load", B: prg.key, Name: prg.name, File: prg.file, Dir: prg.dir, Map: prg.mapFile}, prg.source); err != nil {
 		return fmt.Errorf("load bundle %s: %w", prg.name, p.death())
 	}
+	limit := time.NewTimer(loadLimit)
+	ended, err := e.awaitLoad(ctx.Done(), p, prg, limit.C)
+	if ended {
+		limit.Stop()
+		return err
+	}
+	if pastDeadline(ctx) {
+		limit.Stop()
+		p.kill(reasonLoadDeadline)
+		return fmt.Errorf("load bundle %s: interrupted: %w", prg.name, ctx.Err())
+	}
+	go func() {
+		defer e.release(p)
+		defer limit.Stop()
+		if _, err := e.awaitLoad(nil, p, prg, limit.C); err != nil {
+			e.log.Warn("bundle failed to load after its caller left; it loads on next use", "node_process", p.slot, "bundle", prg.name, "err", err)
+		}
+	}()
+	return fmt.Errorf("load bundle %s: %w: %w", prg.name, errLoadGoesOn, ctx.Err())
+}
+
+// awaitLoad waits for the end of prg's load into p, and says whether it
+// ended (false: stop closed first, the load goes on). At limit the process
+// is killed.
+func (e *Engine) awaitLoad(stop <-chan struct{}, p *proc, prg *program, limit <-chan time.Time) (ended bool, err error) {
 	for {
 		select {
 		case f, ok := <-p.frames:
 			if !ok {
-				return fmt.Errorf("load bundle %s: %w", prg.name, p.death())
+				return true, fmt.Errorf("load bundle %s: %w", prg.name, p.death())
 			}
 			if f.h.B != prg.key {
 				continue
@@ -840,18 +872,20 @@ func (e *Engine) loadInto(ctx context.Context, p *proc, prg *program) error {
 				p.loaded[prg] = true
 				e.mu.Unlock()
 				e.wakeSpreader()
-				return nil
+				return true, nil
 			case "loadFailed":
 				failed, err := errorOf(f)
 				if err != nil {
 					e.protocolFault(p, err)
-					return fmt.Errorf("load bundle %s: %w", prg.name, err)
+					return true, fmt.Errorf("load bundle %s: %w", prg.name, err)
 				}
-				return fmt.Errorf("load bundle %s: %s\n%s", prg.name, failed.Message, failed.Stack)
+				return true, fmt.Errorf("load bundle %s: %s\n%s", prg.name, failed.Message, failed.Stack)
 			}
-		case <-ctx.Done():
+		case <-limit:
 			p.kill(reasonLoadDeadline)
-			return fmt.Errorf("load bundle %s: interrupted: %w", prg.name, ctx.Err())
+			return true, fmt.Errorf("load bundle %s: not evaluated within %s; its process was killed", prg.name, loadLimit)
+		case <-stop:
+			return false, nil
 		}
 	}
 }

@@ -524,6 +524,59 @@ func TestClientLeavesASlowRender(t *testing.T) {
 	}
 }
 
+// TestClientLeavesDuringALoad: a render whose client leaves while its
+// process evaluates the render's bundle is answered at once; the process
+// finishes the load in the background, is kept, and serves the next render
+// with the bundle loaded. Killing it (before this) cost a process start and
+// its bundles loaded back.
+func TestClientLeavesDuringALoad(t *testing.T) {
+	e, _ := newEngine(t, config{SupportModules: true})
+	dir := t.TempDir()
+	prg := gatedBundle(t, e, dir, "b", "hold", "release")
+	rt := loadProgram(t, e, prg)
+	pid := running(t, e, 1)[0].PID
+	// The process evaluates b again on the next render, and stays in it
+	// until release exists.
+	dropFrom(t, e, 0, prg)
+	touch(t, dir, "hold")
+	before := e.loadsSent.Load()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan error, 1)
+	go func() {
+		_, err := rt.Eval(ctx, `me`, jsvm.NewRequest(nil))
+		out <- err
+	}()
+	waitFor(t, 10*time.Second, "the load sent", func() bool { return e.loadsSent.Load() == before+1 })
+	cancel()
+	select {
+	case err := <-out:
+		if re := renderErr(t, err); re.Kind != jsvm.KindCanceled {
+			t.Fatalf("answer %v %q", re.Kind, re.Text)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the render whose client left was not answered while its load went on")
+	}
+	if rt.Broken() {
+		t.Fatal("the runtime was retired although its process finishes the load")
+	}
+	touch(t, dir, "release")
+	if got := mustEval(t, rt, "b", `me`); got != "b" {
+		t.Fatalf("the next render: %q", got)
+	}
+	if n := e.loadsSent.Load(); n != before+1 {
+		t.Errorf("%d loads sent after the client left, want %d (the next render found b loaded)", n-before, 1)
+	}
+	if p := e.Processes(); len(p) != 1 || p[0].PID != pid {
+		t.Errorf("processes %+v, want the same one (pid %d)", p, pid)
+	}
+	for reason, n := range e.ProcessRestarts() {
+		if n != 0 {
+			t.Errorf("%d restarts for %s, want none", n, reason)
+		}
+	}
+}
+
 // TestRecycleAfterMaxRenders: a process is replaced after
 // MaxRendersPerProcess renders, between renders, losing none.
 func TestRecycleAfterMaxRenders(t *testing.T) {

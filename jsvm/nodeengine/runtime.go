@@ -75,8 +75,11 @@ func (e *Engine) warm(ctx context.Context, prg *program) error {
 			return fmt.Errorf("load bundle %s: no node process became free: %w", prg.name, err)
 		}
 	}
-	defer e.release(p)
-	return e.loadInto(ctx, p, prg)
+	err := e.loadInto(ctx, p, prg)
+	if !errors.Is(err, errLoadGoesOn) {
+		e.release(p)
+	}
+	return err
 }
 
 // Reserve implements jsvm.Reserver: it waits for a process for this
@@ -236,6 +239,11 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 	}
 	for _, prg := range progs {
 		if err := r.eng.loadInto(ctx, p, prg); err != nil {
+			if errors.Is(err, errLoadGoesOn) {
+				// p finishes the load, then is released (loadInto).
+				rn.finishing = true
+				return jsvm.Result{}, jsvm.InterruptedError(ctx, rn.started)
+			}
 			if p.dead.Load() {
 				r.broken = true
 			}

@@ -51,10 +51,7 @@ func (e *Engine) spread() {
 			if p == nil {
 				break
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), loadLimit)
-			err := e.loadInto(ctx, p, prg)
-			cancel()
-			if err != nil {
+			if err := e.loadInto(context.Background(), p, prg); err != nil {
 				prg.unspread.Store(true)
 				e.log.Warn("bundle failed to load in the background; it loads where a render needs it", "node_process", p.slot, "bundle", prg.name, "err", err)
 			}

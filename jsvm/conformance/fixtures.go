@@ -135,10 +135,15 @@ func LoadProgram(t testing.TB, e jsvm.Engine, p jsvm.Program) jsvm.Runtime {
 	return rt
 }
 
-// Eval renders code in rt with a fresh request (10 s at most).
+// evalBound is how long Eval lets a render run. It only ends a render that
+// hangs: a render's first use of Intl on goja (building it, a locale's
+// data) took 3.6-11 s under -race on a loaded machine.
+const evalBound = 60 * time.Second
+
+// Eval renders code in rt with a fresh request (evalBound at most).
 func Eval(t testing.TB, rt jsvm.Runtime, code string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), evalBound)
 	defer cancel()
 	res, err := rt.Eval(ctx, code, jsvm.NewRequest(nil))
 	return res.Body, err

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gorender/gorender/jsvm"
 )
@@ -57,7 +56,7 @@ func loadSnippetRuntime(t testing.TB, engine string, opts jsvm.Options) (jsvm.Ru
 
 func evalSnippet(t testing.TB, rt jsvm.Runtime, code string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), evalBound)
 	defer cancel()
 	res, err := rt.Eval(ctx, "__t("+jsString(code)+")", jsvm.NewRequest(nil))
 	return res.Body, err

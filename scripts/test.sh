@@ -42,30 +42,30 @@ export PATH="$(dirname "$node_bin"):$PATH"
 node --version
 
 step "go test -race"
-go test -race -count=1 -timeout 12m ./...
+go test -race -count=1 -timeout 20m ./...
 
 step "Intl matrix on goja (no -race: under it the matrix runs a sample)"
-go test -count=1 -timeout 5m -run 'TestConformance/^Intl(Matrix|ProcessDefaults)$' ./jsvm/gojaengine/
+go test -count=1 -timeout 10m -run 'TestConformance/^Intl(Matrix|ProcessDefaults)$' ./jsvm/gojaengine/
 
 # The race detector instruments QuickJS's translated C too (about 10x
 # slower), so the QuickJS tests of the fixture bundles (the conformance
 # suite's and the engine's own) skip under -race and run here without it.
 
 step "go test the QuickJS engine (no -race)"
-go test -count=1 -timeout 5m ./jsvm/quickjsengine/
+go test -count=1 -timeout 10m ./jsvm/quickjsengine/
 
 # The end-to-end suite once more with every server on QuickJS. Its binary is
 # built without -race for the same reason: with it this step takes over 4
 # minutes instead of under one (the goja run above covers gorender's own Go
 # code under the race detector).
 step "go test tests on QuickJS (no -race)"
-GORENDER_TEST_ENGINE=quickjs go test -count=1 -timeout 8m ./tests/
+GORENDER_TEST_ENGINE=quickjs go test -count=1 -timeout 15m ./tests/
 
 # The end-to-end suite once more with every server on the node engine
 # (RENDERER_JS_ENGINE=node): the JavaScript runs in Node.js processes, so
 # the race detector watches gorender's own side of them.
 step "go test tests on the node engine"
-GORENDER_TEST_ENGINE=node go test -race -count=1 -timeout 12m ./tests/
+GORENDER_TEST_ENGINE=node go test -race -count=1 -timeout 20m ./tests/
 
 # A count, not a duration: with a -fuzztime duration, go1.26's fuzzing
 # coordinator can fail a target with a bare "context deadline exceeded" as the

@@ -51,16 +51,6 @@ type streamAnswer struct {
 	Ended time.Duration
 }
 
-// reachedAt returns when at least n bytes had arrived, or -1.
-func (a *streamAnswer) reachedAt(n int) time.Duration {
-	for _, r := range a.Reads {
-		if r.End >= n {
-			return r.At
-		}
-	}
-	return -1
-}
-
 // readStream reads resp's body to its end, recording each read; onRead,
 // when set, is called after each read.
 func readStream(resp *http.Response, sent time.Time, onRead func(*streamAnswer)) *streamAnswer {

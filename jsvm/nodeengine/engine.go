@@ -563,7 +563,7 @@ func (e *Engine) tryReserveLacking(prg *program) *proc {
 // release ends a reservation of p. A process left with holders stays
 // theirs, and a waiting render may queue in it. Otherwise it goes to the
 // first waiter, else to the idle set, and a render queued behind another
-// in a busy process is asked to leave it (withdrawMoves), so that no
+// in a busy process is asked to leave it (withdrawQueuedLocked), so that no
 // render waits behind a slow one while a process is free. A dead process
 // is dropped (its supervisor replaces it); one due for recycling is
 // stopped.

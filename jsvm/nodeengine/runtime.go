@@ -187,7 +187,7 @@ func (r *bundleRuntime) Eval(ctx context.Context, code string, req *jsvm.Request
 		}
 		switch {
 		case rn.finishing:
-			// The process is released when the render ends (finishLater).
+			// The process is released when the render or load ends.
 			if !owned {
 				r.reserved.Store(nil)
 			}
@@ -209,7 +209,8 @@ type render struct {
 	funcs   map[string]jsvm.HostFunc
 	t       *ticket
 	// finishing is set when the render's caller was answered and its
-	// process finishes the render in the background (finishLater).
+	// process finishes the render, or the load of a bundle it needs, in
+	// the background and is released then (finishLater, loadInto).
 	finishing bool
 	// elsewhere is set when the render did not run in p and goes to
 	// another process, reserved again (needsIdle: an idle one, to load a

@@ -19,9 +19,10 @@ import (
 // the Node reference evaluates a copy in a worker on that worker's first
 // request of it, which fell in that copy's own warm-up, while gorender's
 // node engine evaluates an uploaded copy in its other processes in the
-// background, which fell in the first copy's measured window. With W workers and n bundles the Node reference holds W × n
-// contexts in W processes, as the node engine does; goja and quickjs hold
-// W runtimes per bundle. The row's req/s is over the whole window, its
+// background, which fell in the first copy's measured window. With W
+// workers and n bundles the Node reference holds W × n contexts in W
+// processes, as the node engine does; goja and quickjs hold W runtimes per
+// bundle. The row's req/s is over the whole window, its
 // p50 and p99 the worst copy's.
 func cellBundles(c config, variant string, w bench.Workload, bundle string, workers, n, run int, answers *answerCheck) (result, error) {
 	res := result{Workload: fmt.Sprintf("mem%dx%d-%s", workers, n, w.Name), Proto: "h2c", Variant: variant, Workers: workers, Run: run}

@@ -99,6 +99,10 @@ type NodeOptions struct {
 	// queued in its pipe behind it, which it starts without waiting for
 	// gorender; 1: none queued.
 	QueueDepth int
+	// LoadTimeout bounds one bundle's evaluation in one process, whoever
+	// waits for it (RENDERER_NODE_LOAD_TIMEOUT): past it the process is
+	// killed. 0 is DefaultNodeLoadTimeout.
+	LoadTimeout time.Duration
 	// HeapLimit is each process's V8 heap limit in bytes
 	// (RENDERER_NODE_HEAP_LIMIT, --max-old-space-size); 0 is V8's default.
 	HeapLimit int64
@@ -118,6 +122,9 @@ type NodeOptions struct {
 	// 0: getStackTrace is not mapped), each an equal share.
 	SourceMapLimit int64
 }
+
+// DefaultNodeLoadTimeout is NodeOptions.LoadTimeout when it is 0.
+const DefaultNodeLoadTimeout = 60 * time.Second
 
 // DefaultMemoryLimit is the per-runtime memory limit of engines that allocate
 // outside the Go heap (quickjs) when Options.MemoryLimit is 0.

@@ -135,6 +135,9 @@ type Config struct {
 	// once when none is idle: the one it runs and the others queued in its
 	// pipe behind it (1: none queued).
 	NodeQueueDepth int
+	// NodeLoadTimeout bounds one bundle's evaluation in one node engine
+	// process; past it the process is killed.
+	NodeLoadTimeout time.Duration
 	// Warnings are problems that do not stop the start (a weak password,
 	// a deprecated name, a value upstream reads in a surprising way), to
 	// be logged once at start. They never contain the password.
@@ -616,6 +619,11 @@ var settings = []setting{
 		Name: "RENDERER_NODE_QUEUE_DEPTH", Default: "4", Engine: "node",
 		Doc:   "renders a node engine process holds at once when none is idle: the one it runs and the others queued in its pipe, which it starts without waiting for gorender (fewer process switches per render); a queued render moves to a process that becomes idle, waits at most the queue timeout, and its render timeout runs from its start; `1`: none queued",
 		Value: number(func(c *Config) *int { return &c.NodeQueueDepth }, 1, 64),
+	},
+	{
+		Name: "RENDERER_NODE_LOAD_TIMEOUT", Default: "60s", Engine: "node",
+		Doc:   "the longest one bundle's evaluation in one node engine process may take, whoever waits for it (a render, a background load, a replacement process loading its predecessor's bundles): past it the process is killed and replaced (`load_deadline`) and the load fails; a render waiting for a bundle's first load is answered `400` `The bundle failed to load: …`. A render waiting for a load stops at its own deadline if that comes first (for a first load, the longer of the render timeout and 30 s), which costs the process too",
+		Value: duration(func(c *Config) *time.Duration { return &c.NodeLoadTimeout }, time.Second, positive),
 	},
 	{
 		Name: "RENDERER_ENABLE_HEALTH_ENDPOINTS", DefaultDoc: "—",

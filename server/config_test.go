@@ -43,6 +43,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"rewrite string builds", c.RewriteStringBuilds, true},
 		{"recycle grace", c.RecycleGrace, 30 * time.Second},
 		{"max connection age", c.MaxConnectionAge, time.Duration(0)},
+		{"node load timeout", c.NodeLoadTimeout, 60 * time.Second},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -65,6 +66,7 @@ func TestLoadConfigValues(t *testing.T) {
 		"GRACEFUL_WORKER_RESTART_TIMEOUT":                   "5",
 		"RENDERER_LOG_LEVEL":                                "trace",
 		"RENDERER_MAX_CONNECTION_AGE":                       "90",
+		"RENDERER_NODE_LOAD_TIMEOUT":                        "5",
 		"RENDERER_JS_ENGINE":                                "quickjs",
 	}), 5000)
 	if err != nil {
@@ -94,6 +96,9 @@ func TestLoadConfigValues(t *testing.T) {
 	if c.JSEngine != "quickjs" {
 		t.Errorf("engine = %q", c.JSEngine)
 	}
+	if c.NodeLoadTimeout != 5*time.Second {
+		t.Errorf("node load timeout = %v, want 5s (a bare number is seconds)", c.NodeLoadTimeout)
+	}
 }
 
 func TestLoadConfigErrors(t *testing.T) {
@@ -109,6 +114,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad log level", map[string]string{"RAILS_ENV": "test", "RENDERER_LOG_LEVEL": "loud"}, "RENDERER_LOG_LEVEL"},
 		{"restart vars alone", map[string]string{"RAILS_ENV": "test", "RENDERER_ALL_WORKERS_RESTART_INTERVAL": "5"}, "set both or neither"},
 		{"bad connection age", map[string]string{"RAILS_ENV": "test", "RENDERER_MAX_CONNECTION_AGE": "-1s"}, "RENDERER_MAX_CONNECTION_AGE"},
+		{"zero node load timeout", map[string]string{"RAILS_ENV": "test", "RENDERER_NODE_LOAD_TIMEOUT": "0"}, `RENDERER_NODE_LOAD_TIMEOUT="0": want a positive duration`},
 		{"unknown engine", map[string]string{"RAILS_ENV": "test", "RENDERER_JS_ENGINE": "v8"}, `RENDERER_JS_ENGINE="v8": want one of goja, quickjs`},
 		{"bad rewrite switch", map[string]string{"RAILS_ENV": "test", "RENDERER_REWRITE_STRING_BUILDS": "maybe"}, `RENDERER_REWRITE_STRING_BUILDS="maybe": want true/false, on/off, 1/0`},
 	}

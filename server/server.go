@@ -89,6 +89,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 			Path:            cfg.NodePath,
 			Processes:       cfg.WorkersCount,
 			QueueDepth:      cfg.NodeQueueDepth,
+			LoadTimeout:     cfg.NodeLoadTimeout,
 			HeapLimit:       int64(cfg.NodeHeapLimit),
 			ReadRoots:       []string{cfg.CachePath, cfg.CachePath + ".artifact-snapshots"},
 			MaxRenders:      cfg.MaxRendersPerRuntime,

@@ -226,3 +226,34 @@ func TestNodeWorkDirOfKilledGorender(t *testing.T) {
 		t.Errorf("work directories %v, want one, not the killed gorender's %s", now, killed[0])
 	}
 }
+
+// TestNodeLoadTimeout: a bundle whose evaluation outlasts
+// RENDERER_NODE_LOAD_TIMEOUT (1 s here, far inside the render's own 60 s
+// bound on its load) costs its Node.js process: the render that waited for
+// the load is answered 400 naming the configured bound, the process is
+// replaced (load_deadline), and the replacement serves the other bundle.
+func TestNodeLoadTimeout(t *testing.T) {
+	skipUnlessNode(t)
+	t.Parallel()
+	s, id, kids := nodeServer(t, map[string]string{
+		"RENDERER_WORKERS_COUNT":     "1",
+		"RENDERER_NODE_LOAD_TIMEOUT": "1s",
+		"RENDERER_RENDER_TIMEOUT":    "60s",
+		"RENDERER_QUEUE_TIMEOUT":     "60s",
+	}, "kept")
+	tr := transports[0]
+	s.render(t, tr, id, "MARKER").want(t, tr, 200, "kept")
+	endless := newID("endless")
+	s.upload(t, map[string]string{endless: "while (true) {}"}, nil)
+	r := s.render(t, tr, endless, "'never'")
+	if r.Status != 400 || !strings.HasPrefix(r.Body, "The bundle failed to load: ") || !strings.Contains(r.Body, "not evaluated within 1s; its process was killed") {
+		t.Errorf("answer %d %q, want 400 The bundle failed to load, naming the 1 s load timeout", r.Status, clip(r.Body))
+	}
+	s.render(t, tr, id, "MARKER").want(t, tr, 200, "kept")
+	if now := childrenOf(t, s.cmd.Process.Pid); len(now) != 1 || now[0] == kids[0] {
+		t.Errorf("child processes %v, want one replacing %d", now, kids[0])
+	}
+	if v := s.scrapeMetrics(t).value("gorender_engine_process_restarts_total", "reason", "load_deadline"); v != 1 {
+		t.Errorf("gorender_engine_process_restarts_total{reason=\"load_deadline\"} = %v, want 1", v)
+	}
+}

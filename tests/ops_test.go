@@ -154,6 +154,7 @@ func TestStartupPolicy(t *testing.T) {
 		{"bad port", map[string]string{"RENDERER_PASSWORD": testPassword, "RENDERER_PORT": "abc"}, "RENDERER_PORT"},
 		{"bad worker count", map[string]string{"RENDERER_PASSWORD": testPassword, "RENDERER_WORKERS_COUNT": "zero"}, "RENDERER_WORKERS_COUNT"},
 		{"bad render timeout", map[string]string{"RENDERER_PASSWORD": testPassword, "RENDERER_RENDER_TIMEOUT": "soon"}, "RENDERER_RENDER_TIMEOUT"},
+		{"bad node load timeout", map[string]string{"RENDERER_PASSWORD": testPassword, "RENDERER_JS_ENGINE": "node", "RENDERER_NODE_LOAD_TIMEOUT": "-5s"}, `RENDERER_NODE_LOAD_TIMEOUT="-5s": want a positive duration`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -43,7 +43,11 @@ type config struct {
 	Processes int
 	// Depth is how many renders a process holds at once when none is idle:
 	// the one it runs and Depth-1 queued in its pipe behind it (1: none).
-	Depth                         int
+	Depth int
+	// LoadTimeout bounds one bundle's evaluation in one process, whoever
+	// waits for it: a bundle that never finishes evaluating kills the
+	// process, not the engine (0: jsvm.DefaultNodeLoadTimeout).
+	LoadTimeout                   time.Duration
 	HeapLimit                     int64
 	ReadRoots                     []string
 	MaxRendersPerProcess          int
@@ -110,6 +114,7 @@ func New(opts jsvm.Options) (*Engine, error) {
 		NodePath:             opts.Node.Path,
 		Processes:            opts.Node.Processes,
 		Depth:                opts.Node.QueueDepth,
+		LoadTimeout:          opts.Node.LoadTimeout,
 		HeapLimit:            opts.Node.HeapLimit,
 		ReadRoots:            opts.Node.ReadRoots,
 		MaxRendersPerProcess: opts.Node.MaxRenders,
@@ -136,6 +141,9 @@ func start(cfg config) (*Engine, error) {
 	}
 	if cfg.Depth < 1 {
 		cfg.Depth = 1
+	}
+	if cfg.LoadTimeout <= 0 {
+		cfg.LoadTimeout = jsvm.DefaultNodeLoadTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -804,18 +812,13 @@ func (prg *program) Close() {
 	prg.mu.Unlock()
 }
 
-// loadLimit bounds loading one bundle into one process, whatever the
-// caller's deadline: a bundle that never finishes evaluating kills the
-// process, not the engine.
-const loadLimit = 60 * time.Second
-
 // errLoadGoesOn is a load whose caller left before it ended: the process
 // finishes it in the background and is released then (loadInto), so the
 // caller lets go of the process without releasing it.
 var errLoadGoesOn = errors.New("the caller left; the process finishes the load")
 
 // loadInto evaluates prg in p unless p has it; p is reserved by the caller.
-// A load past loadLimit, or past the caller's deadline (ctx ended at it),
+// A load past the load timeout (config.LoadTimeout), or past the caller's deadline (ctx ended at it),
 // kills the process. One whose caller leaves before its deadline (a client
 // gone, a render the pools stopped) goes on: loadInto returns errLoadGoesOn
 // and the process is released once the load ends. Killing it cost a
@@ -832,7 +835,7 @@ func (e *Engine) loadInto(ctx context.Context, p *proc, prg *program) error {
 	if err := p.send(&header{T: "load", B: prg.key, Name: prg.name, File: prg.file, Dir: prg.dir, Map: prg.mapFile}, prg.source); err != nil {
 		return fmt.Errorf("load bundle %s: %w", prg.name, p.death())
 	}
-	limit := time.NewTimer(loadLimit)
+	limit := time.NewTimer(e.cfg.LoadTimeout)
 	ended, err := e.awaitLoad(ctx.Done(), p, prg, limit.C)
 	if ended {
 		limit.Stop()
@@ -883,7 +886,7 @@ func (e *Engine) awaitLoad(stop <-chan struct{}, p *proc, prg *program, limit <-
 			}
 		case <-limit:
 			p.kill(reasonLoadDeadline)
-			return true, fmt.Errorf("load bundle %s: not evaluated within %s; its process was killed", prg.name, loadLimit)
+			return true, fmt.Errorf("load bundle %s: not evaluated within %s; its process was killed", prg.name, e.cfg.LoadTimeout)
 		case <-stop:
 			return false, nil
 		}

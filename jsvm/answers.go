@@ -116,6 +116,33 @@ func InterruptedError(ctx context.Context, started time.Time) *RenderError {
 // answer echoes (PROTOCOL.md §5): requests can be many megabytes.
 const MaxDebugSnippetLength = 1000
 
+// MaxRunOnOtherDepth bounds how deep runOnOtherBundle calls nest in one
+// render (a bundle calling one that calls back, and so on): the call past
+// it throws a RangeError (RunOnOtherTooDeepText). Node's stack ends such a
+// recursion at about 250 levels anyway, and each level costs goja and
+// quickjs more than the one below it (an error crossing a level takes the
+// stack of the runtime it enters): 100 levels take them a fraction of a
+// second, 1,000 took them 9-30 s.
+const MaxRunOnOtherDepth = 100
+
+// RunOnOtherTooDeepText is the RangeError's message past MaxRunOnOtherDepth.
+var RunOnOtherTooDeepText = fmt.Sprintf("Maximum call stack size exceeded: runOnOtherBundle calls nest at most %d deep", MaxRunOnOtherDepth)
+
+// runOnOtherPrefix begins the message of an error that crossed
+// runOnOtherBundle.
+const runOnOtherPrefix = "runOnOtherBundle: "
+
+// RunOnOtherMessage is the message of the error a runOnOtherBundle call
+// throws when the code it ran in the other bundle threw message: prefixed
+// once, however many calls it crossed, so that a deep recursion's message
+// stays the size of the deepest one's.
+func RunOnOtherMessage(message string) string {
+	if strings.HasPrefix(message, runOnOtherPrefix) {
+		return message
+	}
+	return runOnOtherPrefix + message
+}
+
 // MaxErrorTextLength bounds, in characters, each of the exception message
 // and the stack an error answer echoes: thrown text is the bundle's (and
 // may be the rendering request's props), a 50 MB message made a 100 MB

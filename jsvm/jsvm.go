@@ -335,6 +335,27 @@ type Request struct {
 	// whose renders may wait inside the engine after Eval is called
 	// (Queuer): the worker runs the render deadline from then.
 	Started func()
+
+	nested int // runOnOtherBundle calls in progress (NestRunOnOther)
+}
+
+// NestRunOnOther counts a runOnOtherBundle call of the request starting
+// (UnnestRunOnOther counts its end); false, counting nothing, when it would
+// nest deeper than MaxRunOnOtherDepth. The request's runtimes call it on
+// its render's goroutine.
+func (r *Request) NestRunOnOther() bool {
+	if r.nested >= MaxRunOnOtherDepth {
+		return false
+	}
+	r.nested++
+	return true
+}
+
+// UnnestRunOnOther counts the end of a call NestRunOnOther counted.
+func (r *Request) UnnestRunOnOther() {
+	if r.nested > 0 {
+		r.nested--
+	}
 }
 
 // Queuer is implemented by runtimes whose renders may wait inside the

@@ -85,6 +85,7 @@ var cases = []struct {
 	{"PerRenderGlobalsCleared", testPerRenderGlobalsCleared},
 	{"TimeoutInterruptsAndRetires", testTimeoutInterruptsAndRetires},
 	{"SharedContextAndRunOnOtherBundle", testSharedContextAndRunOnOtherBundle},
+	{"RunOnOtherBundleNesting", testRunOnOtherBundleNesting},
 	{"LoadErrors", testLoadErrors},
 	{"SupportModulesGoldens", testSupportModulesGoldens},
 	{"SupportModulesStreamKind", testSupportModulesStreamKind},

@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +176,48 @@ func testSharedContextAndRunOnOtherBundle(t *testing.T, engine string) {
 	res, err = entry.Eval(context.Background(), `runOnOtherBundle('rsc', 'Promise.resolve(payload("q"))').then(s => 'got ' + s)`, req)
 	if err != nil || res.Body != `got {"x":"q","n":2}` {
 		t.Fatalf("promise across bundles: %q %v", res.Body, err)
+	}
+}
+
+// testRunOnOtherBundleNesting: runOnOtherBundle calls nest at most
+// jsvm.MaxRunOnOtherDepth deep, across bundles or within one; the call past
+// it throws a RangeError-like error the code can catch, and the request
+// goes on. An error crossing many calls keeps its message, prefixed once.
+// Before the bound, a recursion 1,000 calls deep took goja 4-9 s and
+// quickjs 30 s (or ended in a stack overflow that retired the runtime),
+// each level formatting the error of the one below, whose message grew by
+// a prefix per level.
+func testRunOnOtherBundleNesting(t *testing.T, engine string) {
+	e := newEngine(t, engine)
+	src := func(self, other string) string {
+		return fmt.Sprintf(`function next(n, cross) { return cross ? %q : %q; }
+			function down(n, cross) { return n === 0 ? 'bottom' : runOnOtherBundle(next(n, cross), 'down(' + (n - 1) + ', ' + cross + ')'); }
+			function fail(n, cross) { if (n === 0) throw new Error('bottom'); return runOnOtherBundle(next(n, cross), 'fail(' + (n - 1) + ', ' + cross + ')'); }`, other, self)
+	}
+	a := NewLoaded(t, e, "a", src("a", "b"))
+	b := NewLoaded(t, e, "b", src("b", "a"))
+	max := jsvm.MaxRunOnOtherDepth
+	for _, cross := range []bool{true, false} {
+		prefix := ""
+		if cross {
+			prefix = "runOnOtherBundle: "
+		}
+		req := jsvm.NewRequest(map[string]jsvm.Runtime{"a": a, "b": b})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		code := fmt.Sprintf(`var deep; try { down(%d, %v) } catch (e) { deep = e.message }
+			JSON.stringify([deep, down(%d, %v)])`, 10*max, cross, max, cross)
+		res, err := a.Eval(ctx, code, req)
+		cancel()
+		if want, _ := json.Marshal([]string{prefix + jsvm.RunOnOtherTooDeepText, "bottom"}); err != nil || res.Body != string(want) {
+			t.Errorf("cross=%v: nested %d deep, then %d: got %.300q, %.300v; want %s", cross, 10*max, max, res.Body, err, want)
+		}
+		_, err = a.Eval(context.Background(), fmt.Sprintf("fail(%d, %v)", max, cross), jsvm.NewRequest(map[string]jsvm.Runtime{"a": a, "b": b}))
+		if err == nil || !strings.Contains(err.Error(), "EXCEPTION MESSAGE:\n"+prefix+"bottom\n") {
+			t.Errorf("cross=%v: an error thrown %d calls deep: %.600v; want its message %q", cross, max, err, prefix+"bottom")
+		}
+		if a.Broken() || b.Broken() {
+			t.Fatalf("cross=%v: a runtime was retired", cross)
+		}
 	}
 }
 

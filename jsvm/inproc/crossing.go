@@ -44,9 +44,13 @@ func (r *Runtime[V]) runOnOther(id, code string) (string, bool, *HostError) {
 	if !ok || other.broken {
 		return "", false, &HostError{Name: "TypeError", Message: fmt.Sprintf("runOnOtherBundle: the runtime of bundle %q is not usable", id)}
 	}
-	if other == r {
-		return "", true, nil
+	if !req.NestRunOnOther() {
+		return "", false, &HostError{Name: "RangeError", Message: jsvm.RunOnOtherTooDeepText}
 	}
+	if other == r {
+		return "", true, nil // bridge.js runs it, then calls runOnOtherDone
+	}
+	defer req.UnnestRunOnOther()
 	text, herr := r.evalOnOther(other, code, req)
 	return text, false, herr
 }
@@ -55,13 +59,22 @@ func (r *Runtime[V]) runOnOther(id, code string) (string, bool, *HostError) {
 // for this runtime (bridge.js importResult).
 func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Request) (string, *HostError) {
 	ctx := r.host.ctx
-	stop := other.watch(ctx)
-	defer stop()
-	defer other.finish()
 	fail := func(format string, args ...any) (string, *HostError) {
 		return "", &HostError{Name: "Error", Message: fmt.Sprintf(format, args...)}
 	}
-	value, err := other.evaluate(ctx, "runOnOtherBundle", code, req)
+	var value V
+	var err error
+	if other.host.req == req {
+		// other called into this runtime (a recursion through bundles): it
+		// is still in this request, its per-render globals and timers its
+		// own render's, which it keeps.
+		value, err = other.run("runOnOtherBundle", code)
+	} else {
+		stop := other.watch(ctx)
+		defer stop()
+		defer other.finish()
+		value, err = other.evaluate(ctx, "runOnOtherBundle", code, req)
+	}
 	if err == nil {
 		err = other.takeUncaught()
 	}
@@ -72,7 +85,7 @@ func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Reque
 			other.broken = true
 			return fail("runOnOtherBundle: interrupted: %v", ctx.Err())
 		}
-		return fail("runOnOtherBundle: %s", err.Error())
+		return "", &HostError{Name: "Error", Message: jsvm.RunOnOtherMessage(err.Error())}
 	}
 	kind, err := other.kind(value)
 	if err != nil {
@@ -89,7 +102,7 @@ func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Reque
 			return fail("runOnOtherBundle: %v", err)
 		}
 		if rejected != nil {
-			b, _ := json.Marshal(map[string]string{"m": "rejected", "e": "runOnOtherBundle: " + rejected.Message})
+			b, _ := json.Marshal(map[string]string{"m": "rejected", "e": jsvm.RunOnOtherMessage(rejected.Message)})
 			return string(b), nil
 		}
 		defer other.vm.Free(&settled)

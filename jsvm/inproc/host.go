@@ -249,6 +249,12 @@ var Functions = []Function{
 	{"runHere", func(h *Host, a Args) Reply { // (code): runOnOtherBundle of this runtime's own bundle
 		return Script("runOnOtherBundle", a.String(0), "Error")
 	}},
+	{"runOnOtherDone", func(h *Host, a Args) Reply { // runHere's call has ended
+		if h.req != nil {
+			h.req.UnnestRunOnOther()
+		}
+		return Undefined()
+	}},
 	{"streamChunk", func(h *Host, a Args) Reply { // (string | ArrayBuffer)
 		if b, ok := a.Bytes(0); ok {
 			h.streamChunk(b)

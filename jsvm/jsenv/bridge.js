@@ -202,11 +202,17 @@
   };
   // runOnOtherBundle evaluates code in the runtime of another bundle of the
   // request; raw.runOnOther answers null when that is this runtime itself,
-  // which evaluates it here and hands back the value itself.
+  // which evaluates it here and hands back the value itself (the call's
+  // end is counted then: jsvm.MaxRunOnOtherDepth).
   function runOnOtherBundle(bundleId, code) {
     code = String(code);
     var d = raw.runOnOther(String(bundleId), code);
-    return d === null ? raw.runHere(code) : importResult(d);
+    if (d !== null) return importResult(d);
+    try {
+      return raw.runHere(code);
+    } finally {
+      raw.runOnOtherDone();
+    }
   }
 
   env = envFactory(options, host);

@@ -192,7 +192,7 @@ input.on('error', () => process.exit(0));
 
 // ---- State ---------------------------------------------------------------
 
-let options = null; // {stubTimers, supportModules, replayAsyncLogs, consoleMaxLines, consoleMaxBytes, errorTextMax, sourceMapLimit} from init
+let options = null; // {stubTimers, supportModules, replayAsyncLogs, consoleMaxLines, consoleMaxBytes, errorTextMax, sourceMapLimit, runOnOtherMaxDepth, runOnOtherTooDeep} from init
 let envScript = null; // env.js compiled once, run in every context
 const bundles = new Map(); // program key -> Bundle
 let current = null; // the render in progress
@@ -387,6 +387,7 @@ const REALM = `({
   typeError: (m) => new TypeError(m),
   error: (m) => new Error(m),
   promise: () => { let resolve, reject; const p = new Promise((a, b) => { resolve = a; reject = b; }); return { p, resolve, reject }; },
+  rangeError: (m) => new RangeError(m),
 })`;
 
 class Bundle {
@@ -546,13 +547,24 @@ function runOnOtherBundle(caller, id, code) {
   code = String(code);
   const other = r.set.get(id);
   if (!other) throw caller.realm.typeError('runOnOtherBundle: bundle ' + JSON.stringify(id) + " is not in this request's bundle set");
+  // The nesting bound of the in-process engines (jsvm.MaxRunOnOtherDepth).
+  if (r.nested >= options.runOnOtherMaxDepth) throw caller.realm.rangeError(options.runOnOtherTooDeep);
+  r.nested++;
+  try {
+    return runOnOther(r, caller, other, code);
+  } finally {
+    r.nested--;
+  }
+}
+
+function runOnOther(r, caller, other, code) {
   if (other === caller) return caller.run(code, 'runOnOtherBundle');
   r.touched.add(other);
   let value;
   try {
     value = inBundle(other, code, () => other.run(code, 'runOnOtherBundle'));
   } catch (e) {
-    throw caller.realm.error('runOnOtherBundle: ' + other.hooks.errorParts(e)[0]);
+    throw caller.realm.error(runOnOtherMessage(other.hooks.errorParts(e)[0]));
   }
   switch (other.hooks.kind(value)) {
     case 'promise':
@@ -560,7 +572,7 @@ function runOnOtherBundle(caller, id, code) {
       const d = caller.realm.promise();
       other.hooks.toPromise(value).then(
         (v) => d.resolve(copyInto(caller, other, v)),
-        (e) => d.reject(caller.realm.error('runOnOtherBundle: ' + other.hooks.errorParts(e)[0])),
+        (e) => d.reject(caller.realm.error(runOnOtherMessage(other.hooks.errorParts(e)[0]))),
       );
       return d.p;
     }
@@ -569,6 +581,13 @@ function runOnOtherBundle(caller, id, code) {
     default:
       return copyInto(caller, other, value);
   }
+}
+
+// runOnOtherMessage is the message of an error that crossed
+// runOnOtherBundle, prefixed once however many calls it crossed (as
+// jsvm.RunOnOtherMessage).
+function runOnOtherMessage(message) {
+  return message.startsWith('runOnOtherBundle: ') ? message : 'runOnOtherBundle: ' + message;
 }
 
 // inBundle runs fn with other's per-render globals set and its async
@@ -604,6 +623,7 @@ class Render {
     this.shared = new Map();
     for (const e of h.host || []) this.shared.set(e.key, { host: true, key: e.key, kind: e.kind, value: e.value });
     this.touched = new Set([this.entry]);
+    this.nested = 0; // runOnOtherBundle calls in progress
     this.done = false;
     // canceled: gorender asked it to stop; it sends no more chunks.
     this.canceled = false;

@@ -89,6 +89,10 @@ type executorOptions struct {
 	ConsoleMaxLines int64 `json:"consoleMaxLines"`
 	ConsoleMaxBytes int64 `json:"consoleMaxBytes"`
 	ErrorTextMax    int   `json:"errorTextMax"`
+	// RunOnOtherMaxDepth bounds runOnOtherBundle's nesting, past it a
+	// RangeError of RunOnOtherTooDeep (jsvm.MaxRunOnOtherDepth).
+	RunOnOtherMaxDepth int    `json:"runOnOtherMaxDepth"`
+	RunOnOtherTooDeep  string `json:"runOnOtherTooDeep"`
 	// SourceMapLimit bounds the process's parsed source maps for
 	// getStackTrace (its share of RENDERER_SOURCE_MAP_CACHE_SIZE; 0: none).
 	SourceMapLimit int64 `json:"sourceMapLimit"`

@@ -139,13 +139,15 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 	}()
 
 	init := &header{T: "init", Options: &executorOptions{
-		StubTimers:      !e.cfg.realTimers(),
-		SupportModules:  e.cfg.SupportModules,
-		ReplayAsyncLogs: e.cfg.ReplayAsyncLogs,
-		ConsoleMaxLines: e.cfg.ConsoleMaxLines,
-		ConsoleMaxBytes: e.cfg.ConsoleMaxBytes,
-		ErrorTextMax:    jsvm.MaxErrorTextLength,
-		SourceMapLimit:  e.cfg.SourceMapLimit / int64(e.cfg.Processes),
+		StubTimers:         !e.cfg.realTimers(),
+		SupportModules:     e.cfg.SupportModules,
+		ReplayAsyncLogs:    e.cfg.ReplayAsyncLogs,
+		ConsoleMaxLines:    e.cfg.ConsoleMaxLines,
+		ConsoleMaxBytes:    e.cfg.ConsoleMaxBytes,
+		ErrorTextMax:       jsvm.MaxErrorTextLength,
+		RunOnOtherMaxDepth: jsvm.MaxRunOnOtherDepth,
+		RunOnOtherTooDeep:  jsvm.RunOnOtherTooDeepText,
+		SourceMapLimit:     e.cfg.SourceMapLimit / int64(e.cfg.Processes),
 	}}
 	if err := p.send(init, jsenv.Env); err != nil {
 		p.kill(reasonStart)

@@ -7,6 +7,7 @@ import (
 	"debug/buildinfo"
 	"debug/elf"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -16,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -292,11 +292,10 @@ func checkStatic(t *testing.T, binary string) {
 }
 
 // checkHealthcheck starts the binary as the image does (ENV and CMD from the
-// Dockerfile; loopback, a temp cache and a free port for the test), then runs
-// the HEALTHCHECK command with the image's environment.
+// Dockerfile; loopback, a temp cache and a port of its own for the test), then
+// runs the HEALTHCHECK command with the image's environment.
 func checkHealthcheck(t *testing.T, d *dockerfile, binary string) {
 	imageEnv := stageEnv(d.final)
-	port := freePort(t)
 
 	var serveArgs []string
 	for _, c := range commands[*instructions.CmdCommand](d.final) {
@@ -309,17 +308,28 @@ func checkHealthcheck(t *testing.T, d *dockerfile, binary string) {
 	checkArgs := checks[0].Health.Test[2:] // after "CMD", the binary
 
 	serverEnv := envList(imageEnv, map[string]string{
-		"RENDERER_HOST":                     "127.0.0.1", // the image binds 0.0.0.0; the test stays on loopback
-		"RENDERER_PORT":                     port,
+		"RENDERER_HOST": "127.0.0.1", // the image binds 0.0.0.0; the test stays on loopback
+		// The kernel picks a port no other process holds; the start-up log
+		// says which. (A port found free a moment before could be taken by
+		// another test process's server, whose /health would answer.)
+		"RENDERER_PORT":                     "0",
 		"RENDERER_SERVER_BUNDLE_CACHE_PATH": t.TempDir(),
 		"RENDERER_PASSWORD":                 randomPassword(t),
 	})
-	checkEnv := envList(imageEnv, map[string]string{"RENDERER_PORT": port})
 
-	var logs bytes.Buffer
+	// The log goes to a file, which the test reads while the server runs.
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "gorender.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	logs := func() string {
+		b, _ := os.ReadFile(logFile.Name())
+		return string(b)
+	}
 	server := exec.Command(binary, serveArgs...)
 	server.Env = serverEnv
-	server.Stdout, server.Stderr = &logs, &logs
+	server.Stdout, server.Stderr = logFile, logFile
 	if err := server.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -330,6 +340,7 @@ func checkHealthcheck(t *testing.T, d *dockerfile, binary string) {
 		<-exited
 	}()
 
+	var checkEnv []string // the image's, with the server's port
 	healthcheck := func() (int, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -349,19 +360,26 @@ func checkHealthcheck(t *testing.T, d *dockerfile, binary string) {
 	}
 
 	deadline := time.Now().Add(30 * time.Second)
+	port := ""
 	for {
-		code, out := healthcheck()
-		if code == 0 {
-			break
+		if port == "" {
+			port = listeningPort(logs())
+		}
+		code, out := -1, "the start-up log names no port yet"
+		if port != "" {
+			checkEnv = envList(imageEnv, map[string]string{"RENDERER_PORT": port})
+			if code, out = healthcheck(); code == 0 {
+				break
+			}
 		}
 		select {
 		case err := <-exited:
 			exited <- err
-			t.Fatalf("gorender exited before answering (%v):\n%s", err, logs.String())
+			t.Fatalf("gorender exited before answering (%v):\n%s", err, logs())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("healthcheck still exits %d after 30s: %s\nserver log:\n%s", code, out, logs.String())
+			t.Fatalf("healthcheck still exits %d after 30s: %s\nserver log:\n%s", code, out, logs())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -373,10 +391,10 @@ func checkHealthcheck(t *testing.T, d *dockerfile, binary string) {
 	case err := <-exited:
 		exited <- err
 		if err != nil {
-			t.Errorf("gorender exited with %v after SIGTERM, want 0:\n%s", err, logs.String())
+			t.Errorf("gorender exited with %v after SIGTERM, want 0:\n%s", err, logs())
 		}
 	case <-time.After(45 * time.Second):
-		t.Fatalf("gorender still running 45s after SIGTERM:\n%s", logs.String())
+		t.Fatalf("gorender still running 45s after SIGTERM:\n%s", logs())
 	}
 	if code, out := healthcheck(); code != 1 {
 		t.Errorf("healthcheck with the server stopped exits %d, want 1: %s", code, out)
@@ -399,14 +417,19 @@ func envList(base, overrides map[string]string) []string {
 	return list
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// listeningPort is the port of the "gorender listening" line of a
+// gorender's JSON log ("" before it).
+func listeningPort(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		var entry struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &entry) != nil || entry.Msg != "gorender listening" {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(entry.Addr); err == nil {
+			return port
+		}
 	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	return ""
 }
 
 func randomPassword(t *testing.T) string {

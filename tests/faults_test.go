@@ -194,15 +194,19 @@ func TestRecycleUnderLoad(t *testing.T) {
 	})
 }
 
-// catastrophicRegex runs a backtracking regex for seconds: goja's
-// backtracking engine does not check for interrupts, so the runtime
+// catastrophicRegex runs a backtracking regex for seconds (about 5 s at
+// load 3, longer on a busier machine; at most goja's 30 s match timeout):
+// goja's backtracking engine does not check for interrupts, so the runtime
 // ignores its deadline.
-const catastrophicRegex = `/^(?=a)(a|aa)+$/.test('a'.repeat(27) + '!') ? 'matched' : 'no match'`
+const catastrophicRegex = `/^(?=a)(a|aa)+$/.test('a'.repeat(29) + '!') ? 'matched' : 'no match'`
 
 // TestUninterruptibleRender: a render whose runtime does not stop when
 // interrupted is answered at its deadline plus the interrupt grace (1 s);
 // its runtime is quarantined (gorender_runtimes_quarantined 1, then 0 when
-// it finally returns) and replaced, and the next renders succeed.
+// it finally returns) and replaced, and the next renders succeed. That the
+// answer did not wait for the regex is proven by state, not by a clock: the
+// answer names the runtime replaced, and the regex still runs after it
+// (quarantined 1); a busy machine only makes the regex run longer.
 func TestUninterruptibleRender(t *testing.T) {
 	t.Parallel()
 	if testEngine != "goja" {
@@ -218,8 +222,8 @@ func TestUninterruptibleRender(t *testing.T) {
 	took := timed(func() { r = s.render(t, h2, id, catastrophicRegex) })
 	r.want(t, h2, http.StatusBadRequest, "Render timed out after 300ms: the runtime did not stop when interrupted and was replaced.")
 	r.wantNoCacheText(t)
-	if took < 1200*time.Millisecond || took > 6*time.Second {
-		t.Errorf("answered after %s, want about the deadline plus the 1 s grace (1.3 s)", took)
+	if took < 1200*time.Millisecond {
+		t.Errorf("answered after %s, want no sooner than the deadline plus the 1 s grace (1.3 s)", took)
 	}
 	p := s.scrapeMetrics(t)
 	if got := p.value("gorender_runtimes_quarantined"); got != 1 {

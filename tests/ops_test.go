@@ -208,32 +208,3 @@ func TestCommands(t *testing.T) {
 		}
 	})
 }
-
-// TestGracefulShutdown: on SIGTERM, renders in flight on either transport
-// finish and are answered, then the process exits 0 (PROTOCOL.md §13).
-func TestGracefulShutdown(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "2"})
-	id := newID("s")
-	s.upload(t, map[string]string{id: markerBundle("finished")}, nil)
-	s.render(t, transports[0], id, "MARKER").want(t, transports[0], http.StatusOK, "finished")
-
-	// Busy for a while, then answers: timers are stubbed, so spin on the clock.
-	const slow = "(function () { var end = Date.now() + 1500; while (Date.now() < end) {} return MARKER; })()"
-	pending := map[transport]<-chan *response{}
-	for _, tr := range transports {
-		pending[tr] = s.startRender(t, tr, id, slow)
-	}
-	busy := regexp.MustCompile(`(?m)^gorender_runtimes_busy\{bundle="` + id + `"\} 2$`)
-	deadline := time.Now().Add(30 * time.Second)
-	for !busy.MatchString(s.get(t, transports[1], http.MethodGet, "/metrics").Body) {
-		if time.Now().After(deadline) {
-			t.Fatal("the two slow renders never ran at the same time")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	s.terminate(t)
-	for _, tr := range transports {
-		(<-pending[tr]).want(t, tr, http.StatusOK, "finished")
-	}
-}

@@ -46,6 +46,16 @@ type Loop struct {
 	// JavaScript runs; a context that ends meanwhile is seen at the loop's
 	// top, before the work.
 	waiting atomic.Bool
+
+	// links are the loops of other runtimes this one drives while it runs
+	// (Link); parent is the loop that drives this one, woken by its posts.
+	links  []link
+	parent atomic.Pointer[Loop]
+}
+
+type link struct {
+	loop  *Loop
+	check func() error
 }
 
 type loopTimer struct {
@@ -201,6 +211,39 @@ func (l *Loop) notify() {
 	case l.wake <- struct{}{}:
 	default:
 	}
+	if p := l.parent.Load(); p != nil {
+		p.notify()
+	}
+}
+
+// Link makes l drive child as part of its own turns until unlink: child's
+// posted work, timers and immediates run on l's goroutine whenever l runs
+// (after l's own in each turn), keep l's Run from going idle, and wake it.
+// check runs after each of child's turns; its error stops l's Run as a
+// callback's would (the child runtime's uncaught exception). The runtimes
+// of one request run on one goroutine, so a runtime that streams into
+// another (runOnOtherBundle) keeps producing while the other's loop runs.
+// A loop has one parent at a time, and a loop is never linked under one it
+// drives: Link reports false then and links nothing.
+func (l *Loop) Link(child *Loop, check func() error) (unlink func(), ok bool) {
+	for p := l; p != nil; p = p.parent.Load() {
+		if p == child {
+			return nil, false
+		}
+	}
+	if !child.parent.CompareAndSwap(nil, l) {
+		return nil, false
+	}
+	l.links = append(l.links, link{loop: child, check: check})
+	return func() {
+		for i, k := range l.links {
+			if k.loop == child {
+				l.links = append(l.links[:i], l.links[i+1:]...)
+				break
+			}
+		}
+		child.parent.CompareAndSwap(l, nil)
+	}, true
 }
 
 // Reset cancels every timer, immediate, post and hold: nothing of one render
@@ -233,9 +276,27 @@ func (l *Loop) pending() bool {
 			return true
 		}
 	}
+	for _, k := range l.links {
+		if k.loop.pending() {
+			return true
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.posted) > 0 || l.holds > 0
+}
+
+// nextDue is when the first timer of l or of a loop it drives is due.
+func (l *Loop) nextDue() (due time.Time, ok bool) {
+	if len(l.timers) > 0 {
+		due, ok = l.timers[0].due, true
+	}
+	for _, k := range l.links {
+		if d, has := k.loop.nextDue(); has && (!ok || d.Before(due)) {
+			due, ok = d, true
+		}
+	}
+	return due, ok
 }
 
 // DueNow reports whether something is runnable without waiting.
@@ -288,8 +349,8 @@ func (l *Loop) Run(ctx context.Context, done func() bool) error {
 		}
 		// Sleep until the next timer, a post, a released hold or ctx's end.
 		var timerC <-chan time.Time
-		if len(l.timers) > 0 {
-			wait := time.Until(l.timers[0].due)
+		if due, ok := l.nextDue(); ok {
+			wait := time.Until(due)
 			if wait <= 0 {
 				continue
 			}
@@ -373,6 +434,17 @@ func (l *Loop) turn(ctx context.Context, done func() bool) (ran bool, err error)
 		if done() || ctx.Err() != nil {
 			l.immediates = append(queued[i+1:len(queued):len(queued)], l.immediates...)
 			return ran, nil
+		}
+	}
+
+	for _, k := range append([]link(nil), l.links...) {
+		childRan, err := k.loop.turn(ctx, done)
+		ran = ran || childRan
+		if err == nil && k.check != nil {
+			err = k.check()
+		}
+		if err != nil || done() || ctx.Err() != nil {
+			return ran, err
 		}
 	}
 	return ran, nil

@@ -87,3 +87,48 @@ func TestTimersOfOneRunKeepTheOrderOfTheirDelays(t *testing.T) {
 		t.Fatalf("order %s, want t5,t20", got)
 	}
 }
+
+// TestLink: a linked loop's timers run while the parent runs, keep it from
+// going idle and wake it; its check's error stops the parent; a loop is
+// never linked under one it drives.
+func TestLink(t *testing.T) {
+	parent, child := New(), New()
+	var log []string
+	unlink, ok := parent.Link(child, func() error { return nil })
+	if !ok {
+		t.Fatal("link refused")
+	}
+	if _, ok := child.Link(parent, nil); ok {
+		t.Fatal("a cycle was linked")
+	}
+	if _, ok := New().Link(child, nil); ok {
+		t.Fatal("a second parent was linked")
+	}
+	child.SetTimer(10*time.Millisecond, false, func() error { log = append(log, "child"); return nil })
+	parent.SetTimer(time.Millisecond, false, func() error { log = append(log, "parent"); return nil })
+	if err := parent.Run(context.Background(), func() bool { return len(log) == 2 }); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if got := strings.Join(log, ","); got != "parent,child" {
+		t.Fatalf("order %s", got)
+	}
+	// A post to the child, from another goroutine, wakes the parent, which
+	// the child's hold keeps waiting.
+	release := child.Hold()
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		child.Post(func() error { log = append(log, "posted"); release(); return nil })
+	}()
+	if err := parent.Run(context.Background(), func() bool { return len(log) == 3 }); err != nil {
+		t.Fatalf("post: %v", err)
+	}
+	boom := errors.New("boom")
+	unlink()
+	if _, ok := parent.Link(child, func() error { return boom }); !ok {
+		t.Fatal("relink refused")
+	}
+	child.SetImmediate(func() error { return nil })
+	if err := parent.Run(context.Background(), func() bool { return false }); !errors.Is(err, boom) {
+		t.Fatalf("check error: %v", err)
+	}
+}

@@ -111,6 +111,10 @@ var cases = []struct {
 	{"StreamIdleTimeout", testStreamIdleTimeout},
 	{"StreamWithoutSinkIsAnError", testStreamWithoutSinkIsAnError},
 	{"IncrementalUpdatesGolden", testIncrementalUpdatesGolden},
+	{"StreamsCrossBundles", testStreamsCrossBundles},
+	{"CrossStreamFlowsAsProduced", testCrossStreamFlowsAsProduced},
+	{"CrossStreamStopsWithTheRender", testCrossStreamStopsWithTheRender},
+	{"CrossStreamNeedsNodeEnvironment", testCrossStreamNeedsNodeEnvironment},
 }
 
 // Run runs the suite on e, one subtest per case. An engine with processes

@@ -11,7 +11,9 @@ import (
 // Values cross the runtimes of a request (runOnOtherBundle, a
 // sharedExecutionContext entry another runtime set) as JSON descriptions
 // (bridge.js exportValue and importValue): primitives as they are, objects
-// through JSON, promises settled first and handed over as promises.
+// through JSON, promises settled first and handed over as promises, and
+// streams as a stream the caller's bridge makes, fed with the other
+// stream's chunks (crossstream.go).
 
 // hostRuntime is what the host functions need of the runtime they serve,
 // and of the other runtimes of its request, whatever the engine's value
@@ -56,23 +58,36 @@ func (r *Runtime[V]) runOnOther(id, code string) (string, bool, *HostError) {
 }
 
 // evalOnOther evaluates code in other and describes its completion value
-// for this runtime (bridge.js importResult).
+// for this runtime (bridge.js importResult). other's part of the render
+// ends with the call, unless a stream of other crossed into a runtime of
+// the request: then it ends with that runtime's render (closeCrossings).
 func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Request) (string, *HostError) {
 	ctx := r.host.ctx
 	fail := func(format string, args ...any) (string, *HostError) {
 		return "", &HostError{Name: "Error", Message: fmt.Sprintf(format, args...)}
 	}
+	interrupted := func() (string, *HostError) {
+		other.broken = true
+		return fail("runOnOtherBundle: interrupted: %v", ctx.Err())
+	}
+	other.active++
+	defer func() { other.active-- }()
 	var value V
 	var err error
 	if other.host.req == req {
-		// other called into this runtime (a recursion through bundles): it
-		// is still in this request, its per-render globals and timers its
-		// own render's, which it keeps.
+		// other is in this request already: it called into this runtime (a
+		// recursion through bundles), or a stream of it crossed into the
+		// request (crossstream.go). Its per-render globals and timers are
+		// its render's, which it keeps.
 		value, err = other.run("runOnOtherBundle", code)
 	} else {
 		stop := other.watch(ctx)
 		defer stop()
-		defer other.finish()
+		defer func() {
+			if other.feeds == nil {
+				other.finish()
+			}
+		}()
 		value, err = other.evaluate(ctx, "runOnOtherBundle", code, req)
 	}
 	if err == nil {
@@ -82,8 +97,7 @@ func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Reque
 	if err != nil {
 		var stopped *Stopped
 		if errors.As(err, &stopped) {
-			other.broken = true
-			return fail("runOnOtherBundle: interrupted: %v", ctx.Err())
+			return interrupted()
 		}
 		return "", &HostError{Name: "Error", Message: jsvm.RunOnOtherMessage(err.Error())}
 	}
@@ -91,35 +105,57 @@ func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Reque
 	if err != nil {
 		return fail("runOnOtherBundle: %v", err)
 	}
-	switch kind {
-	case "promise", "thenable":
-		settled, rejected, err := other.settle(ctx, value)
-		if err != nil {
-			if ctx.Err() != nil {
-				other.broken = true
-				return fail("runOnOtherBundle: interrupted: %v", ctx.Err())
+	// describe is the description of a value that is not a promise.
+	describe := func(v V) (string, *HostError) {
+		kind, err := other.kind(v)
+		if err == nil && kind == "stream" {
+			var d string
+			if d, err = r.takeStream(other, v); err == nil {
+				return d, nil
 			}
-			return fail("runOnOtherBundle: %v", err)
+			if ctx.Err() != nil {
+				return interrupted()
+			}
+			return "", &HostError{Name: "TypeError", Message: "runOnOtherBundle: " + err.Error()}
 		}
-		if rejected != nil {
-			b, _ := json.Marshal(map[string]string{"m": "rejected", "e": jsvm.RunOnOtherMessage(rejected.Message)})
-			return string(b), nil
+		if err == nil {
+			var d string
+			if d, err = other.callString(OpExportValue, v); err == nil {
+				return d, nil
+			}
 		}
-		defer other.vm.Free(&settled)
-		v, err := other.callString(OpExportValue, settled)
-		if err != nil {
-			return fail("runOnOtherBundle: %v", err)
-		}
-		return `{"m":"fulfilled","v":` + v + `}`, nil
-	case "stream":
-		return "", &HostError{Name: "TypeError", Message: "runOnOtherBundle: stream results cannot cross bundles in this gorender build yet"}
-	default:
-		v, err := other.callString(OpExportValue, value)
-		if err != nil {
-			return fail("runOnOtherBundle: %v", err)
-		}
-		return `{"m":"value","v":` + v + `}`, nil
+		return fail("runOnOtherBundle: %v", err)
 	}
+	if kind != "promise" && kind != "thenable" {
+		d, herr := describe(value)
+		if herr != nil {
+			return "", herr
+		}
+		return `{"m":"value","v":` + d + `}`, nil
+	}
+	settled, rejected, err := other.settle(ctx, value)
+	if err != nil {
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+		return fail("runOnOtherBundle: %v", err)
+	}
+	if rejected != nil {
+		b, _ := json.Marshal(map[string]string{"m": "rejected", "e": jsvm.RunOnOtherMessage(rejected.Message)})
+		return string(b), nil
+	}
+	defer other.vm.Free(&settled)
+	d, herr := describe(settled)
+	if herr != nil {
+		if ctx.Err() != nil {
+			return "", herr
+		}
+		// The promise was fulfilled with what cannot cross: it rejects, as
+		// on the node engine, where it settles after the call returned.
+		b, _ := json.Marshal(map[string]string{"m": "rejected", "e": herr.Message})
+		return string(b), nil
+	}
+	return `{"m":"fulfilled","v":` + d + `}`, nil
 }
 
 // exportShared implements hostRuntime for sharedExecutionContext.get.

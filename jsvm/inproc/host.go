@@ -42,6 +42,9 @@ type Host struct {
 	// microtask, a nextTick): it fails the render.
 	uncaught *Exception
 	stream   *streamState
+	// The streams crossing runtimes (crossstream.go) this runtime receives
+	// and produces, by id.
+	crossIn, crossOut map[int64]*crossStream
 
 	// collators serve Intl.Collator and localeCompare.
 	collators intl.Collators
@@ -261,6 +264,36 @@ var Functions = []Function{
 		} else {
 			h.streamChunk([]byte(a.String(0)))
 		}
+		return Undefined()
+	}},
+	// A stream crossing runtimes (crossstream.go): the producer's side.
+	{"crossChunk", func(h *Host, a Args) Reply { // (id, string | ArrayBuffer) → whether the producer may go on
+		if b, ok := a.Bytes(1); ok {
+			return Bool(h.crossPut(Int(a, 0), bytesChunk(b)))
+		}
+		return Bool(h.crossPut(Int(a, 0), textChunk(a.String(1))))
+	}},
+	{"crossEnd", func(h *Host, a Args) Reply { // (id)
+		h.crossPut(Int(a, 0), crossItem{end: true})
+		return Undefined()
+	}},
+	{"crossError", func(h *Host, a Args) Reply { // (id, message)
+		message := a.String(1)
+		h.crossPut(Int(a, 0), crossItem{end: true, failed: &message})
+		return Undefined()
+	}},
+	// The consumer's side.
+	{"crossTake", func(h *Host, a Args) Reply { // (id) → chunk, null, ["end"] or ["error", message]
+		return h.crossTake(Int(a, 0))
+	}},
+	{"crossWant", func(h *Host, a Args) Reply { // (id): the stream wants chunks again
+		if cs := h.crossIn[Int(a, 0)]; cs != nil && len(cs.items) > 0 {
+			cs.flow()
+		}
+		return Undefined()
+	}},
+	{"crossCancel", func(h *Host, a Args) Reply { // (id)
+		h.crossCancel(Int(a, 0))
 		return Undefined()
 	}},
 	{"streamEnd", func(h *Host, a Args) Reply {

@@ -74,7 +74,7 @@ func TestHostContract(t *testing.T) {
 			t.Errorf("host function %s is called by neither bridge.js nor the environment", name)
 		}
 	}
-	if len(OpNames) != int(OpPatchRegExp)+1 {
-		t.Errorf("%d op names for %d ops", len(OpNames), OpPatchRegExp+1)
+	if len(OpNames) != int(OpCrossFlow)+1 {
+		t.Errorf("%d op names for %d ops", len(OpNames), OpCrossFlow+1)
 	}
 }

@@ -87,12 +87,17 @@ const (
 	OpReset                  // forget the render's timer callbacks and stream
 	OpRunModule              // (wrapper, filename, dirname): run the bundle as the main CommonJS module
 	OpPatchRegExp            // rewrite \p{…} escapes in RegExp (engines without them)
+	OpCrossPump              // (stream, id) → "node" or "web": pump a stream another runtime receives (crossstream.go)
+	OpCrossResume            // (id): resume that pump
+	OpCrossAbort             // (id, reason): cancel that stream
+	OpCrossFlow              // (id): feed queued chunks into the stream this runtime received
 )
 
 // OpNames are the names of the bridge's ops, by Op.
 var OpNames = []string{
 	"begin", "afterSync", "end", "fire", "kind", "toPromise", "stringify", "errorParts",
 	"pump", "abortStream", "exportValue", "exportShared", "resetShared", "reset", "runModule", "patchRegExp",
+	"crossPump", "crossResume", "crossAbort", "crossFlow",
 }
 
 // PromiseState is the state of a promise.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gorender/gorender/jsvm"
@@ -26,6 +27,17 @@ type Runtime[V any] struct {
 	unit    Unit
 	prg     *Program
 	scripts map[string]script
+
+	// feeds is the runtime of the request whose loop drives this one's
+	// while a stream of this one crosses into it (nil otherwise); linked
+	// are the runtimes this one's loop drives, read by the watch's
+	// goroutine too (crossstream.go).
+	feeds  *Runtime[V]
+	linkMu sync.Mutex
+	linked []linkedRuntime[V]
+	// active counts this runtime's code waiting on a call in progress: its
+	// render (Eval), and each runOnOtherBundle call into it.
+	active int
 }
 
 // NewRuntime makes a runtime of the named engine: install builds the
@@ -113,11 +125,11 @@ func (r *Runtime[V]) run(name, code string) (V, error) {
 	return v, r.check(err)
 }
 
-// watch interrupts the runtime when ctx ends (see eventloop.Watch) and
-// returns a function that stops watching; it marks the runtime broken if
-// the interrupt fired.
+// watch interrupts the runtime, and those its loop drives, when ctx ends
+// (see eventloop.Watch) and returns a function that stops watching; it
+// marks the runtime broken if the interrupt fired.
 func (r *Runtime[V]) watch(ctx context.Context) (stop func()) {
-	stopWatch := eventloop.Watch(ctx, r.host.loop, r.vm.Interrupt)
+	stopWatch := eventloop.Watch(ctx, r.host.loop, r.interrupt)
 	return func() {
 		if stopWatch() {
 			r.broken = true
@@ -238,6 +250,8 @@ func (r *Runtime[V]) Eval(ctx context.Context, code string, req *jsvm.Request) (
 		return jsvm.Result{}, errors.New("evaluate: runtime is retired")
 	}
 	defer r.recoverInto(&err)
+	r.active++
+	defer func() { r.active-- }()
 	started := time.Now()
 	stop := r.watch(ctx)
 	defer stop()
@@ -295,9 +309,11 @@ func (r *Runtime[V]) evaluate(ctx context.Context, name, code string, req *jsvm.
 	return r.run(name, code)
 }
 
-// finish ends a render: per-render globals cleared, pending timers and
-// immediates cancelled, so nothing of it runs in the next render.
+// finish ends a render: what crossed into it closed, per-render globals
+// cleared, pending timers and immediates cancelled, so nothing of it runs
+// in the next render.
 func (r *Runtime[V]) finish() {
+	r.closeCrossings()
 	if r.host.loop != nil {
 		r.host.loop.Reset()
 	}

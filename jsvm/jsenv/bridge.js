@@ -21,8 +21,9 @@
 //
 // What lives here and not in Go: timer callbacks (Go schedules ids and fires
 // them by id), the values a runtime put into its request's
-// sharedExecutionContext, the stream being pumped, and the copies of values
-// that cross runtimes (as JSON descriptions). So Go holds no per-render
+// sharedExecutionContext, the stream being pumped, the copies of values
+// that cross runtimes (as JSON descriptions), and the two ends of the
+// streams that cross runtimes (their chunks cross as bytes and text). So Go holds no per-render
 // JavaScript value: nothing can leak when a render fails halfway, and values
 // cross runtimes the same way on every engine.
 (function (raw, engine, optionsJSON, envFactory, nodeFactory) {
@@ -142,6 +143,7 @@
   }
   function importValue(d) {
     if ('p' in d) return d.p;
+    if ('st' in d) return incomingStream(d.st, d.k);
     if ('j' in d) return d.j;
     if ('n' in d) return d.n === '-0' ? -0 : Number(d.n);
     if ('b' in d) return BigInt(d.b);
@@ -156,6 +158,57 @@
     }
     return undefined;
   }
+  // Streams that cross runtimes (inproc/crossstream.go). incoming are the
+  // streams this runtime received, by id: Go queues their chunks and runs
+  // the op crossFlow, which feeds them in as fast as each stream wants
+  // them. outgoing are the pumps of this runtime's streams that another
+  // runtime receives.
+  var incoming = new Map();
+  var outgoing = new Map();
+  function incomingStream(id, kind) {
+    var classes = node.crossingClasses();
+    var s = env.incoming(kind, classes,
+      function () { raw.crossWant(id); },
+      function () {
+        incoming.delete(id);
+        raw.crossCancel(id);
+      });
+    incoming.set(id, s);
+    return s.stream;
+  }
+  function crossFlow(id) {
+    var s = incoming.get(id);
+    while (s && s.wants()) {
+      var c = raw.crossTake(id);
+      if (c === null) return;
+      if (typeof c === 'string' || c instanceof ArrayBuffer) {
+        s.push(c);
+        continue;
+      }
+      incoming.delete(id);
+      if (c[0] === 'end') s.end();
+      else s.fail(c[1]);
+      return;
+    }
+  }
+  function crossPump(stream, id) {
+    var ended = false;
+    var p = env.pump(stream,
+      function (chunk) { return raw.crossChunk(id, chunk); },
+      function () {
+        ended = true;
+        outgoing.delete(id);
+        raw.crossEnd(id);
+      },
+      function (e) {
+        ended = true;
+        outgoing.delete(id);
+        raw.crossError(id, parts(e)[0]);
+      });
+    if (!ended) outgoing.set(id, p);
+    return p.web ? 'web' : 'node';
+  }
+
   // importResult is a runOnOtherBundle result: a value, or a promise the
   // other runtime settled.
   function importResult(text) {
@@ -244,13 +297,24 @@
         function (e) {
           var p = parts(e);
           raw.streamError(p[0], p[1]);
-        });
+        }).cancel;
     },
     abortStream: function (reason) {
       var cancel = streamCancel;
       streamCancel = null;
       if (typeof cancel === 'function') cancel(new Error(reason));
     },
+    crossPump: crossPump,
+    crossResume: function (id) {
+      var p = outgoing.get(id);
+      if (p) p.resume();
+    },
+    crossAbort: function (id, reason) {
+      var p = outgoing.get(id);
+      outgoing.delete(id);
+      if (p) p.cancel(new Error(reason));
+    },
+    crossFlow: crossFlow,
     exportValue: exportValue,
     exportShared: function (k) { return exportValue(localShared.get(k)); },
     resetShared: function () { localShared.clear(); },
@@ -258,6 +322,8 @@
     reset: function () {
       callbacks.clear();
       streamCancel = null;
+      incoming.clear();
+      outgoing.clear();
     },
     runModule: function (fn, filename, dirname) { return node.runModule(fn, filename, dirname); },
     patchRegExp: function () { env.patchRegExp(); },

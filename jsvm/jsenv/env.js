@@ -629,56 +629,156 @@
     // toPromise adopts a thenable into a real promise.
     toPromise: function (value) { return Promise.resolve(value); },
     // pump forwards a Node-style or web stream's chunks to the host as
-    // strings or ArrayBuffers, then its end or error; it returns a function
-    // that aborts the stream (the client went away).
+    // strings or ArrayBuffers, then its end or error. onChunk answering
+    // false pauses the stream until resume. It returns the pump: cancel
+    // (reason) aborts the stream (the client went away), resume() resumes
+    // it, web tells a web ReadableStream.
     pump: function (stream, onChunk, onEnd, onError) {
-      var finished = false;
+      var finished = false, paused = false;
       function finish(fn, arg) {
         if (!finished) {
           finished = true;
           fn(arg);
         }
       }
+      // forward reports whether the stream may go on.
       function forward(chunk) {
-        if (typeof chunk === 'string') {
-          onChunk(chunk);
-        } else if (chunk instanceof ArrayBuffer) {
-          onChunk(chunk);
-        } else if (chunk && ArrayBuffer.isView(chunk)) {
+        if (typeof chunk === 'string') return onChunk(chunk) !== false;
+        if (chunk instanceof ArrayBuffer) return onChunk(chunk) !== false;
+        if (chunk && ArrayBuffer.isView(chunk)) {
           var whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
-          onChunk(whole ? chunk.buffer : chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength));
-        } else if (chunk !== null && chunk !== undefined) {
-          onChunk(String(chunk));
+          return onChunk(whole ? chunk.buffer : chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength)) !== false;
         }
+        if (chunk !== null && chunk !== undefined) return onChunk(String(chunk)) !== false;
+        return true;
       }
       if (typeof stream.getReader === 'function') {
         var reader = stream.getReader();
         var step = function () {
           reader.read().then(function (r) {
+            if (finished) return;
             if (r.done) {
               finish(onEnd);
               return;
             }
-            forward(r.value);
-            if (!finished) step();
+            paused = !forward(r.value);
+            if (!finished && !paused) step();
           }, function (e) { finish(onError, e); });
         };
         step();
-        return function (reason) {
-          finished = true;
-          reader.cancel(reason).then(undefined, function () {});
+        return {
+          web: true,
+          cancel: function (reason) {
+            finished = true;
+            reader.cancel(reason).then(undefined, function () {});
+          },
+          resume: function () {
+            if (paused && !finished) {
+              paused = false;
+              step();
+            }
+          },
         };
       }
-      stream.on('data', forward);
+      stream.on('data', function (chunk) {
+        if (!forward(chunk) && !finished && typeof stream.pause === 'function') stream.pause();
+      });
       stream.on('end', function () { finish(onEnd); });
       stream.on('error', function (e) { finish(onError, e); });
       stream.on('close', function () {
         finish(onError, new Error('the stream closed before it ended'));
       });
       if (typeof stream.resume === 'function') stream.resume();
-      return function (reason) {
-        finished = true;
-        if (typeof stream.destroy === 'function') stream.destroy(reason);
+      return {
+        web: false,
+        cancel: function (reason) {
+          finished = true;
+          if (typeof stream.destroy === 'function') stream.destroy(reason);
+        },
+        resume: function () {
+          if (!finished && typeof stream.resume === 'function') stream.resume();
+        },
+      };
+    },
+    // incoming makes the stream a runOnOtherBundle caller receives for
+    // another bundle's stream (README "Streams across bundles"): a web
+    // ReadableStream for one ('web'), else an object-mode Node Readable, of
+    // classes {Readable, ReadableStream, Buffer}; string chunks stay
+    // strings, byte chunks (ArrayBuffers) arrive as Buffers (Readable) or
+    // Uint8Arrays (ReadableStream). want() is called when the stream wants
+    // more chunks, cancel() when its reader cancels or destroys it. It
+    // returns the stream and how to feed it: push(chunk), wants() (false
+    // once it holds its highWaterMark unread), end(), fail(message).
+    incoming: function (kind, classes, want, cancel) {
+      var open = true;
+      function failure(message) {
+        return new Error("runOnOtherBundle: the other bundle's stream failed: " + message);
+      }
+      if (kind === 'web') {
+        var controller;
+        var web = new classes.ReadableStream({
+          start: function (c) { controller = c; },
+          pull: function () { want(); },
+          cancel: function () {
+            if (open) {
+              open = false;
+              cancel();
+            }
+          },
+        });
+        return {
+          stream: web,
+          push: function (chunk) {
+            if (open) controller.enqueue(typeof chunk === 'string' ? chunk : new Uint8Array(chunk));
+          },
+          wants: function () { return open && controller.desiredSize > 0; },
+          end: function () {
+            if (open) {
+              open = false;
+              controller.close();
+            }
+          },
+          fail: function (message) {
+            if (open) {
+              open = false;
+              controller.error(failure(message));
+            }
+          },
+        };
+      }
+      var wanting = true;
+      var readable = new classes.Readable({
+        objectMode: true,
+        read: function () {
+          wanting = true;
+          want();
+        },
+        destroy: function (err, cb) {
+          if (open) {
+            open = false;
+            cancel();
+          }
+          cb(err);
+        },
+      });
+      return {
+        stream: readable,
+        push: function (chunk) {
+          if (open) wanting = readable.push(typeof chunk === 'string' ? chunk : classes.Buffer.from(chunk));
+        },
+        wants: function () { return open && wanting; },
+        end: function () {
+          if (open) {
+            open = false;
+            readable.push(null);
+          }
+        },
+        fail: function (message) {
+          if (open) {
+            open = false;
+            readable.destroy(failure(message));
+          }
+        },
       };
     },
     stringify: function (value) { return stringify(value); },

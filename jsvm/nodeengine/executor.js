@@ -560,6 +560,21 @@ function runOnOtherBundle(caller, id, code) {
 function runOnOther(r, caller, other, code) {
   if (other === caller) return caller.run(code, 'runOnOtherBundle');
   r.touched.add(other);
+  // back: other's own code is running, waiting on this call (the render's
+  // entry, or a bundle called before): its stream cannot cross back, as on
+  // the Go engines (crossstream.go takeStream).
+  const back = other === r.entry || r.active.has(other);
+  r.active.set(other, (r.active.get(other) || 0) + 1);
+  try {
+    return runOnOtherActive(r, caller, other, code, back);
+  } finally {
+    const n = r.active.get(other) - 1;
+    if (n === 0) r.active.delete(other);
+    else r.active.set(other, n);
+  }
+}
+
+function runOnOtherActive(r, caller, other, code, back) {
   let value;
   try {
     value = inBundle(other, code, () => other.run(code, 'runOnOtherBundle'));
@@ -571,13 +586,27 @@ function runOnOther(r, caller, other, code) {
     case 'thenable': {
       const d = caller.realm.promise();
       other.hooks.toPromise(value).then(
-        (v) => d.resolve(copyInto(caller, other, v)),
+        (v) => {
+          if (other.hooks.kind(v) !== 'stream') {
+            d.resolve(copyInto(caller, other, v));
+            return;
+          }
+          try {
+            d.resolve(crossStream(r, caller, other, v, back));
+          } catch (e) {
+            d.reject(caller.realm.error(e.message));
+          }
+        },
         (e) => d.reject(caller.realm.error(runOnOtherMessage(other.hooks.errorParts(e)[0]))),
       );
       return d.p;
     }
     case 'stream':
-      throw caller.realm.typeError('runOnOtherBundle: stream results cannot cross bundles in this gorender build yet');
+      try {
+        return crossStream(r, caller, other, value, back);
+      } catch (e) {
+        throw caller.realm.typeError(e.message);
+      }
     default:
       return copyInto(caller, other, value);
   }
@@ -588,6 +617,54 @@ function runOnOther(r, caller, other, code) {
 // jsvm.RunOnOtherMessage).
 function runOnOtherMessage(message) {
   return message.startsWith('runOnOtherBundle: ') ? message : 'runOnOtherBundle: ' + message;
+}
+
+const CROSS_BACK = 'runOnOtherBundle: a stream cannot cross from a bundle that is itself waiting on this call (a recursion through bundles)';
+
+// crossStream hands other's stream over to caller by the rules of the Go
+// engines (README "Streams across bundles"; jsvm/inproc/crossstream.go):
+// both ends live in this one process, but the caller gets a stream of its
+// own (env.js incoming) that other's stream is pumped into (env.js pump),
+// paused while the caller's stream is full. The caller's render ending
+// cancels it (Render.answer).
+function crossStream(r, caller, other, value, back) {
+  if (!options.supportModules) {
+    throw new Error('runOnOtherBundle: a stream result crosses bundles only in the Node-compatible environment (RENDERER_SUPPORT_MODULES)');
+  }
+  if (back) throw new Error(CROSS_BACK);
+  if (r.done) throw new Error("runOnOtherBundle: the caller's render ended");
+  const crossing = { other, pump: null, inc: null };
+  const done = () => r.crossings.delete(crossing);
+  // pump's events come from the stream's own jobs, never while pump runs:
+  // inc exists before the first chunk.
+  crossing.pump = other.hooks.pump(
+    value,
+    (chunk) => {
+      if (r.done) return false;
+      // Text crosses as UTF-8, as on the Go engines: a lone surrogate
+      // becomes U+FFFD. Bytes cross as a copy.
+      crossing.inc.push(typeof chunk === 'string' ? chunk.toWellFormed() : chunk.slice(0));
+      return crossing.inc.wants();
+    },
+    () => {
+      done();
+      crossing.inc.end();
+    },
+    (e) => {
+      done();
+      crossing.inc.fail(other.hooks.errorParts(e)[0]);
+    },
+  );
+  crossing.inc = caller.hooks.incoming(
+    crossing.pump.web ? 'web' : 'node',
+    { Readable: require('node:stream').Readable, ReadableStream: globalThis.ReadableStream, Buffer },
+    () => crossing.pump.resume(),
+    () => {
+      if (done()) crossing.pump.cancel(other.realm.error('runOnOtherBundle: the caller cancelled the stream'));
+    },
+  );
+  r.crossings.add(crossing);
+  return crossing.inc.stream;
 }
 
 // inBundle runs fn with other's per-render globals set and its async
@@ -624,10 +701,12 @@ class Render {
     for (const e of h.host || []) this.shared.set(e.key, { host: true, key: e.key, kind: e.kind, value: e.value });
     this.touched = new Set([this.entry]);
     this.nested = 0; // runOnOtherBundle calls in progress
+    this.active = new Map(); // bundle -> its runOnOtherBundle calls in progress (runOnOther)
     this.done = false;
     // canceled: gorender asked it to stop; it sends no more chunks.
     this.canceled = false;
     this.abortStream = null;
+    this.crossings = new Set(); // the streams of other bundles crossing into this render (crossStream)
     this.scope = new AsyncResource('gorender.render');
   }
 
@@ -723,7 +802,7 @@ class Render {
       },
       () => this.answer({ kind: 'streamed' }),
       (e) => this.fail(e),
-    );
+    ).cancel;
   }
 
   // queueUpdate queues an update chunk (null: the updates closed). They run
@@ -808,6 +887,14 @@ class Render {
     if (this.done) return;
     if (a.kind !== 'streamed' && a.kind !== 'canceled' && a.kind !== 'stalled') this.abort('the render failed');
     this.done = true;
+    for (const c of this.crossings) {
+      try {
+        c.pump.cancel(c.other.realm.error("runOnOtherBundle: the caller's render ended"));
+      } catch (e) {
+        // The stream's own cancel failed: it is being dropped anyway.
+      }
+    }
+    this.crossings.clear();
     clearAllTimers();
     for (const b of this.touched) {
       try {

@@ -22406,6 +22406,15 @@ module.exports = function install(host, env) {
   });
   return {
     builtins: makeModules.BUILTINS,
+    // crossingClasses are what a stream that crosses runtimes is made of
+    // on the receiving side (env.js incoming).
+    crossingClasses: function() {
+      return {
+        Readable: require_stream2().Readable,
+        ReadableStream: require_stream_web().ReadableStream,
+        Buffer: require_buffer2().Buffer
+      };
+    },
     // runModule evaluates the compiled bundle wrapper as the main module.
     runModule: function(fn, filename, dirname) {
       state.filename = filename;

@@ -125,6 +125,15 @@ module.exports = function install(host, env) {
 
   return {
     builtins: makeModules.BUILTINS,
+    // crossingClasses are what a stream that crosses runtimes is made of
+    // on the receiving side (env.js incoming).
+    crossingClasses: function () {
+      return {
+        Readable: require('./stream').Readable,
+        ReadableStream: require('./stream-web').ReadableStream,
+        Buffer: require('./buffer').Buffer,
+      };
+    },
     // runModule evaluates the compiled bundle wrapper as the main module.
     runModule: function (fn, filename, dirname) {
       state.filename = filename;

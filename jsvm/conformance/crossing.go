@@ -1,0 +1,315 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+// Streams across bundles (README "Streams across bundles"): a stream that
+// runOnOtherBundle returns reaches the caller as a stream of the caller's
+// own environment, with the same chunks in order, as they are produced.
+
+// producerSrc is the producing bundle: streams of every kind, on timers.
+const producerSrc = `
+var stream = require('stream');
+globalThis.ticks = 0;
+globalThis.closed = 0;
+// An object-mode Readable: strings and Buffers, one per timer.
+globalThis.mixed = function (ms) {
+  var r = new stream.Readable({ objectMode: true, read: function () {} });
+  var items = ['a', Buffer.from('bé'), 'c'];
+  var i = 0;
+  (function next() {
+    if (i === items.length) { r.push(null); return; }
+    r.push(items[i++]);
+    setTimeout(next, ms);
+  })();
+  return r;
+};
+// An object-mode Readable of the strings of list.
+globalThis.strings = function (list) {
+  var r = new stream.Readable({ objectMode: true, read: function () {} });
+  list.forEach(function (s) { r.push(s); });
+  r.push(null);
+  return r;
+};
+// A PassThrough written strings: it emits them as Buffers.
+globalThis.pass = function () {
+  var s = new stream.PassThrough();
+  s.write('p1');
+  setTimeout(function () { s.end('p2'); }, 5);
+  return s;
+};
+globalThis.web = function () {
+  return new ReadableStream({
+    start: function (c) {
+      c.enqueue('x');
+      c.enqueue(new TextEncoder().encode('y'));
+      setTimeout(function () { c.enqueue('z'); c.close(); }, 5);
+    },
+  });
+};
+globalThis.failing = function () {
+  var r = new stream.Readable({ read: function () {} });
+  r.push('one');
+  setTimeout(function () { r.destroy(new Error('boom')); }, 5);
+  return r;
+};
+globalThis.later = function () {
+  return new Promise(function (resolve) { setTimeout(function () { resolve(mixed(1)); }, 5); });
+};
+// A stream that never ends: a chunk every 5 ms, counted in ticks.
+globalThis.endless = function () {
+  var s = new stream.PassThrough();
+  var iv = setInterval(function () { ticks++; s.write('tick'); }, 5);
+  s.on('close', function () { closed++; clearInterval(iv); });
+  return s;
+};
+// A stream that produces as fast as it is read, forever.
+globalThis.flood = function () {
+  return new stream.Readable({ read: function () { this.push('x'.repeat(1024)); } });
+};
+// A stream whose last chunk waits for release(), which an update chunk
+// calls once the first chunk reached the client.
+globalThis.gated = function () {
+  var s = new stream.PassThrough();
+  s.write('first;');
+  globalThis.release = function () { s.end('last'); };
+  return s;
+};
+`
+
+// consumerSrc is the calling bundle: it reads what crosses.
+const consumerSrc = `
+var stream = require('stream');
+function show(c) {
+  if (typeof c === 'string') return 's:' + c;
+  if (Buffer.isBuffer(c)) return 'b:' + c.toString();
+  if (c instanceof Uint8Array) return 'u:' + new TextDecoder().decode(c);
+  return 'other:' + typeof c;
+}
+globalThis.own = function () {
+  var s = new stream.PassThrough();
+  s.end('own');
+  return s;
+};
+globalThis.collect = function (s) {
+  return new Promise(function (resolve) {
+    var out = [];
+    var head = (s instanceof stream.Readable ? 'Readable' : 'not a Readable') + '|';
+    s.on('data', function (c) { out.push(show(c)); });
+    s.on('end', function () { resolve(head + out.join(',')); });
+    s.on('error', function (e) { resolve(head + out.join(',') + '|' + e.message); });
+  });
+};
+globalThis.collectWeb = function (s) {
+  var head = (s instanceof ReadableStream ? 'ReadableStream' : 'not a ReadableStream') + '|';
+  var reader = s.getReader();
+  var out = [];
+  function step() {
+    return reader.read().then(function (r) {
+      if (r.done) return head + out.join(',');
+      out.push(show(r.value));
+      return step();
+    });
+  }
+  return step();
+};
+`
+
+// crossingPair loads the two bundles into runtimes of one engine with the
+// Node environment and returns a request over both.
+func crossingPair(t *testing.T, engine string) (entry, rsc jsvm.Runtime, newReq func() *jsvm.Request) {
+	e := NodeEngine(t, engine, jsvm.Options{})
+	entry = NewLoaded(t, e, "entry", consumerSrc)
+	rsc = NewLoaded(t, e, "rsc", producerSrc)
+	return entry, rsc, func() *jsvm.Request {
+		return jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "rsc": rsc})
+	}
+}
+
+func evalCross(t *testing.T, rt jsvm.Runtime, req *jsvm.Request, code string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), evalBound)
+	defer cancel()
+	res, err := rt.Eval(ctx, code, req)
+	return res.Body, err
+}
+
+func testStreamsCrossBundles(t *testing.T, engine string) {
+	entry, rsc, newReq := crossingPair(t, engine)
+	for _, c := range []struct{ name, code, want string }{
+		{"object-mode Readable", `collect(runOnOtherBundle('rsc', 'mixed(5)'))`, "Readable|s:a,b:bé,s:c"},
+		{"PassThrough", `collect(runOnOtherBundle('rsc', 'pass()'))`, "Readable|b:p1,b:p2"},
+		{"web ReadableStream", `collectWeb(runOnOtherBundle('rsc', 'web()'))`, "ReadableStream|s:x,u:y,s:z"},
+		{"behind a promise", `runOnOtherBundle('rsc', 'later()').then(collect)`, "Readable|s:a,b:bé,s:c"},
+		{"text as UTF-8", `runOnOtherBundle('rsc', "strings(['x\\ud800y', '', 'é'])").toArray().then((a) => JSON.stringify(a.map((s) => [...s].map((c) => c.charCodeAt(0)))))`,
+			"[[120,65533,121],[],[233]]"},
+		{"error", `collect(runOnOtherBundle('rsc', 'failing()'))`, "Readable|b:one|runOnOtherBundle: the other bundle's stream failed: boom"},
+		{"two at once", `Promise.all([collect(runOnOtherBundle('rsc', 'mixed(3)')), collectWeb(runOnOtherBundle('rsc', 'web()'))]).then(a => a.join(' & '))`,
+			"Readable|s:a,b:bé,s:c & ReadableStream|s:x,u:y,s:z"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := evalCross(t, entry, newReq(), c.code)
+			if err != nil || got != c.want {
+				t.Fatalf("got %q, %v\nwant %q", got, err, c.want)
+			}
+		})
+	}
+	// A stream cannot cross back to a bundle whose own code waits on the
+	// call that returns it: that bundle's loop cannot be driven by one it
+	// waits on.
+	got, err := evalCross(t, entry, newReq(), `runOnOtherBundle('rsc', "try { runOnOtherBundle('entry', 'own()'); 'crossed' } catch (e) { e.name + ': ' + e.message }")`)
+	want := "TypeError: runOnOtherBundle: a stream cannot cross from a bundle that is itself waiting on this call (a recursion through bundles)"
+	if err != nil || got != want {
+		t.Fatalf("crossing back: got %q, %v\nwant %q", got, err, want)
+	}
+	if entry.Broken() || rsc.Broken() {
+		t.Fatal("a runtime was retired")
+	}
+}
+
+// testCrossStreamFlowsAsProduced: a render that answers the stream another
+// bundle returns streams its chunks as that bundle produces them: the last
+// chunk waits for an update chunk the test sends only once the first one
+// reached the client.
+func testCrossStreamFlowsAsProduced(t *testing.T, engine string) {
+	entry, _, newReq := crossingPair(t, engine)
+	req := newReq()
+	sink := NewRecordingSink()
+	req.Sink = sink
+	req.Updates = jsvm.NewUpdates()
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), evalBound)
+		defer cancel()
+		res, err := entry.Eval(ctx, `runOnOtherBundle('rsc', 'gated()')`, req)
+		if err == nil && !res.Streamed {
+			err = errors.New("not streamed")
+		}
+		done <- err
+	}()
+	select {
+	case <-sink.First():
+	case err := <-done:
+		t.Fatalf("ended before its first chunk: %v", err)
+	case <-time.After(evalBound):
+		t.Fatal("no first chunk")
+	}
+	if err := req.Updates.Push(jsvm.Update{BundleID: "rsc", Code: "release()"}); err != nil {
+		t.Fatal(err)
+	}
+	req.Updates.Close(nil)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.Body(); got != "first;last" {
+		t.Fatalf("body %q", got)
+	}
+}
+
+// testCrossStreamStopsWithTheRender: whatever ends the caller's render (its
+// client leaving, the render answering without reading the stream) stops
+// the other bundle's stream and its timers, and leaves both runtimes
+// usable; a stream nobody reads is held back, not buffered without bound.
+func testCrossStreamStopsWithTheRender(t *testing.T, engine string) {
+	entry, rsc, newReq := crossingPair(t, engine)
+	// Nothing of the producer runs once the render ended: its interval was
+	// cancelled (ticks stays), its stream destroyed.
+	stopped := func(t *testing.T) {
+		t.Helper()
+		got, err := evalCross(t, entry, newReq(), `var before = runOnOtherBundle('rsc', 'ticks');
+			new Promise((r) => setTimeout(r, 60)).then(() => (runOnOtherBundle('rsc', 'ticks') - before) + ' ' + runOnOtherBundle('rsc', 'closed > 0'))`)
+		if err != nil || got != "0 true" {
+			t.Fatalf("after the render: %q %v (ticks since, producer's stream closed)", got, err)
+		}
+		if entry.Broken() || rsc.Broken() {
+			t.Fatal("a runtime was retired")
+		}
+		if _, err := evalCross(t, rsc, newReq(), `closed = 0; 'reset'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("client gone", func(t *testing.T) {
+		req := newReq()
+		sink := NewRecordingSink()
+		sink.FailAt = 3
+		req.Sink = sink
+		_, err := evalCross(t, entry, req, `runOnOtherBundle('rsc', 'endless()')`)
+		var re *jsvm.RenderError
+		if !errors.As(err, &re) || re.Kind != jsvm.KindCanceled {
+			t.Fatalf("err = %v", err)
+		}
+		stopped(t)
+	})
+	t.Run("request gone while waiting", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		sleeping := func() bool { return true }
+		if sleeper, ok := entry.(Sleeper); ok {
+			sleeping = sleeper.Sleeping
+		}
+		req := newReq()
+		req.Sink = &cancellingSink{cancel: cancel, sleeping: sleeping}
+		_, err := entry.Eval(ctx, `runOnOtherBundle('rsc', 'endless()')`, req)
+		var re *jsvm.RenderError
+		if !errors.As(err, &re) || re.Kind != jsvm.KindCanceled {
+			t.Fatalf("err = %v", err)
+		}
+		stopped(t)
+	})
+	t.Run("never read", func(t *testing.T) {
+		got, err := evalCross(t, entry, newReq(), `runOnOtherBundle('rsc', 'endless()'); 'answered'`)
+		if err != nil || got != "answered" {
+			t.Fatalf("%q %v", got, err)
+		}
+		stopped(t)
+	})
+	t.Run("never read, endless producer", func(t *testing.T) {
+		// Without back-pressure the producer would fill the memory.
+		got, err := evalCross(t, entry, newReq(), `var s = runOnOtherBundle('rsc', 'flood()');
+			new Promise((r) => setTimeout(() => r('alive'), 50))`)
+		if err != nil || got != "alive" {
+			t.Fatalf("%q %v", got, err)
+		}
+		if entry.Broken() || rsc.Broken() {
+			t.Fatal("a runtime was retired")
+		}
+	})
+	t.Run("cancelled by the caller", func(t *testing.T) {
+		got, err := evalCross(t, entry, newReq(), `var s = runOnOtherBundle('rsc', 'endless()');
+			new Promise((r) => s.once('data', () => { s.destroy(); setTimeout(() => r('destroyed'), 20); }))`)
+		if err != nil || got != "destroyed" {
+			t.Fatalf("%q %v", got, err)
+		}
+		got, err = evalCross(t, entry, newReq(), `runOnOtherBundle('rsc', 'closed')`)
+		if err != nil || got != "1" {
+			t.Fatalf("producer's stream closed %q times, %v", got, err)
+		}
+		stopped(t)
+	})
+}
+
+// testCrossStreamNeedsNodeEnvironment: without the Node environment there is
+// no stream class to receive one into: a stream result is refused clearly.
+func testCrossStreamNeedsNodeEnvironment(t *testing.T, engine string) {
+	e := newEngine(t, engine)
+	entry := NewLoaded(t, e, "entry", `var x = 1;`)
+	rsc := NewLoaded(t, e, "rsc", `globalThis.fake = { pipe: function () {}, read: function () {} };`)
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "rsc": rsc})
+	got, err := evalCross(t, entry, req, `try { runOnOtherBundle('rsc', 'fake'); 'crossed' } catch (e) { e.name + ': ' + e.message }`)
+	want := "TypeError: runOnOtherBundle: a stream result crosses bundles only in the Node-compatible environment (RENDERER_SUPPORT_MODULES)"
+	if err != nil || got != want {
+		t.Fatalf("got %q, %v\nwant %q", got, err, want)
+	}
+	// Behind a promise, the promise rejects.
+	got, err = evalCross(t, entry, req, `runOnOtherBundle('rsc', 'Promise.resolve(fake)').then(() => 'crossed', (e) => e.name + ': ' + e.message)`)
+	want = "Error: runOnOtherBundle: a stream result crosses bundles only in the Node-compatible environment (RENDERER_SUPPORT_MODULES)"
+	if err != nil || got != want {
+		t.Fatalf("behind a promise: got %q, %v\nwant %q", got, err, want)
+	}
+}

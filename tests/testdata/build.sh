@@ -4,7 +4,8 @@
 #                             support-modules (Node CommonJS) bundles:
 #                             node-app-esbuild.js, node-app-webpack.js (+ .LICENSE.txt),
 #                             stream-app.js, async-app.js (esbuild/webpack),
-#                             async-props.js (hand-written), loadable-stats.json (companion)
+#                             async-props.js, payload-stream.js (hand-written),
+#                             loadable-stats.json (companion)
 #   tests/testdata/requests/  rendering requests and update chunks shaped like the Rails gem's
 #   tests/testdata/golden/    what Node 20 returns for each request (+ .chunks.json for
 #                             streams), support-modules-usage.json, manifest.json

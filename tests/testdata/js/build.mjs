@@ -203,6 +203,7 @@ async function main() {
     await writeFile(path.join(bundlesDir, 'node-app-webpack.js.LICENSE.txt'), nodeAppWebpack.license);
   }
   await writeFile(path.join(bundlesDir, 'async-props.js'), await readFile(path.join(here, 'src', 'async-props.js')));
+  await writeFile(path.join(bundlesDir, 'payload-stream.js'), await readFile(path.join(here, 'src', 'payload-stream.js')));
   await writeFile(
     path.join(bundlesDir, 'loadable-stats.json'),
     await readFile(path.join(here, 'src', 'node-app', 'loadable-stats.json')),

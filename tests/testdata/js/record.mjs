@@ -17,7 +17,7 @@
 // are set while the request runs, then deleted.
 //
 // The support-modules bundles (node-app-*.js, stream-app.js, async-app.js,
-// async-props.js) are recorded in the emulation of support-modules.mjs
+// async-props.js, payload-stream.js) are recorded in the emulation of support-modules.mjs
 // (RENDERER_SUPPORT_MODULES on, real timers): see recordSupportModules below.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -339,15 +339,21 @@ async function recordSupportModules({ instrument }) {
     await entry(golden, 'node-app-webpack.js', [request], fromWebpack, companion);
   }
 
-  // 2. Streams: renderStream (Node PassThrough) and renderWebStream (web ReadableStream).
+  // 2. Streams: renderStream (Node PassThrough) and renderWebStream (web
+  // ReadableStream); renderCrossStream on the payload that payload-stream.js
+  // streams through runOnOtherBundle (its bundle id "payload-stream"), where
+  // the stream crosses natively: both contexts live in this process.
   const streamApp = await load('stream-app.js');
+  registry.set('payload-stream', await load('payload-stream.js'));
   // Each chunk must arrive in its own slot of the schedule (the shell before
   // the first timer, then one chunk per timer). A run disturbed by machine
   // load (late shell, two boundaries in one flush) is recorded again, so the
   // committed .chunks.json files do not depend on timing.
-  for (const { request, schedule } of [
+  for (const { request, schedule, dependency } of [
     { request: 'stream-pipeable.js', schedule: [0, 50, 100, 150] },
     { request: 'stream-web.js', schedule: [0, 50] },
+    { request: 'stream-cross.js', schedule: [0, 50, 100, 150], dependency: 'payload-stream.js' },
+    { request: 'stream-cross-web.js', schedule: [0, 50, 100, 150], dependency: 'payload-stream.js' },
   ]) {
     const code = (await read(`requests/${request}`)).toString('utf8');
     let chunks;
@@ -374,7 +380,8 @@ async function recordSupportModules({ instrument }) {
     files.set(golden, bytes);
     files.set(chunksFile, chunksJson(golden, schedule, chunks, { kind: isWebStream(stream) ? 'web ReadableStream' : 'Node stream' }));
     chunkLengths.set(golden, chunks.map((c) => c.bytes.length));
-    await entry(golden, 'stream-app.js', [request], bytes, { stream: true, chunks: chunksFile, chunkCount: chunks.length });
+    const dep = dependency ? { dependency: `bundles/${dependency}`, dependencyId: 'payload-stream', dependencySha256: sha256(await read(`bundles/${dependency}`)) } : {};
+    await entry(golden, 'stream-app.js', [request], bytes, { stream: true, chunks: chunksFile, chunkCount: chunks.length, ...dep });
   }
 
   // 3. AsyncLocalStorage, timers and async generators.

@@ -69,6 +69,29 @@ function helperRequest({ helper, name, props, context }) {
 `;
 }
 
+// crossRequest renders CrossPage (stream-app.js renderCrossStream) on the
+// payload that producer (a function of payload-stream.js) streams from the
+// bundle "payload-stream": three NDJSON lines, 50 ms apart, behind a promise
+// when promised.
+function crossRequest(producer, promised) {
+  const props = {
+    title: 'Payload <from> another bundle',
+    items: [
+      { name: 'Ada', text: 'Notes on the Analytical Engine & its “programs”.' },
+      { name: 'Grace', text: 'Non-BMP: 🚀 and U+2028 \u2028 inside text.' },
+      { name: 'Katherine', text: 'Trajectories, café, orbits.' },
+    ],
+  };
+  const call = `${producer}(' + JSON.stringify(usedProps.items) + ', 50)`;
+  return `(function(componentName = "CrossPage", props = undefined) {
+  var railsContext = ${railsJSON(railsContext('/cross'))};
+  var usedProps = typeof props === 'undefined' ? ${railsJSON(props)} : props;
+  var payload = runOnOtherBundle("payload-stream", '${promised ? `Promise.resolve(${call})` : call}');
+  return renderCrossStream(usedProps, payload, railsContext);
+})()
+`;
+}
+
 // Deterministic pseudo-random words (32-bit LCG, fixed seed).
 function makeRng(seed) {
   let state = seed >>> 0;
@@ -221,6 +244,11 @@ function buildSupportModulesRequests() {
       props: { title: 'Web stream page', user: { name: 'Katherine Johnson', bio: 'Trajectories & orbits.' } },
       context: railsContext('/stream/web'),
     }),
+    // bundles/stream-app.js rendering a payload that bundles/payload-stream.js
+    // streams to it through runOnOtherBundle (bundle id "payload-stream"):
+    // a Node stream, and a web ReadableStream behind a promise.
+    'stream-cross.js': crossRequest('PayloadStream.lines', false),
+    'stream-cross-web.js': crossRequest('PayloadStream.web', true),
     // bundles/async-app.js: AsyncLocalStorage across timers, Promise.all and for-await.
     'async-als.js': renderingRequest({
       name: 'AsyncAlsPage',

@@ -11,6 +11,11 @@
 //     by renderToPipeableStream, no Suspense: the same HTML as renderToString,
 //     for comparing the streaming renderer's cost with it (bench/).
 //   renderListString(props)              -> the same ListPage by renderToString.
+//   renderCrossStream(props, payload)    -> a Node stream.PassThrough fed by
+//     renderToPipeableStream of CrossPage, one Suspense boundary per NDJSON
+//     line of payload: a stream (or a promise of one), Node or web, that
+//     another bundle produces (payload-stream.js, through runOnOtherBundle),
+//     each boundary flushed as its line arrives.
 import ReactOnRails from 'react-on-rails';
 import { Suspense, use } from 'react';
 import { renderToPipeableStream, renderToReadableStream, renderToString } from 'react-dom/server';
@@ -120,6 +125,88 @@ globalThis.renderWebStream = function renderWebStream(props) {
     .then((stream) => stream.pipeTo(writable))
     .catch((error) => writable.abort(error));
   return readable;
+};
+
+// payloadLines returns count promises, each fulfilled with the next NDJSON
+// line of payload as it arrives, or rejected if the payload fails or ends
+// first.
+function payloadLines(payload, count) {
+  const waiting = [];
+  const lines = Array.from({ length: count }, () => new Promise((resolve, reject) => waiting.push({ resolve, reject })));
+  lines.forEach((line) => line.catch(() => {}));
+  let next = 0;
+  let text = '';
+  const decoder = new TextDecoder();
+  const take = (chunk) => {
+    text += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    for (let nl = text.indexOf('\n'); nl >= 0 && next < count; nl = text.indexOf('\n')) {
+      waiting[next++].resolve(JSON.parse(text.slice(0, nl)));
+      text = text.slice(nl + 1);
+    }
+  };
+  const fail = (error) => {
+    while (next < count) waiting[next++].reject(error);
+  };
+  Promise.resolve(payload)
+    .then((stream) => {
+      if (typeof stream.getReader === 'function') {
+        const reader = stream.getReader();
+        const step = () =>
+          reader.read().then(({ done, value }) => {
+            if (done) return fail(new Error('the payload ended early'));
+            take(value);
+            return step();
+          });
+        return step();
+      }
+      stream.on('data', take);
+      stream.on('end', () => fail(new Error('the payload ended early')));
+      stream.on('error', fail);
+      return undefined;
+    })
+    .catch(fail);
+  return lines;
+}
+
+function PayloadItem({ line }) {
+  const item = use(line);
+  return (
+    <li>
+      <strong>{item.name}</strong> {item.text}
+    </li>
+  );
+}
+
+function CrossPage({ title, lines }) {
+  return (
+    <div className="cross-page">
+      <h1>{title}</h1>
+      <ul>
+        {lines.map((line, i) => (
+          <Suspense key={i} fallback={<li className="loading">Loading item {i + 1}…</li>}>
+            <PayloadItem line={line} />
+          </Suspense>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+globalThis.renderCrossStream = function renderCrossStream(props, payload) {
+  const out = new PassThrough();
+  const { pipe, abort } = renderToPipeableStream(<CrossPage title={props.title} lines={payloadLines(payload, props.items.length)} />, {
+    onShellReady() {
+      pipe(out);
+    },
+    onShellError(error) {
+      out.destroy(error);
+    },
+    onError(error) {
+      console.error('renderCrossStream:', String(error));
+    },
+  });
+  out.on('close', () => abort());
+  return out;
 };
 
 globalThis.renderListStream = function renderListStream(props) {

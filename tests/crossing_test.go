@@ -1,0 +1,136 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Streams across bundles (README "Streams across bundles"): the stream-app
+// bundle renders with renderToPipeableStream a page whose Suspense
+// boundaries each show a line of a payload that payload-stream.js produces
+// on timers and hands over as a stream through runOnOtherBundle, as React
+// on Rails Pro's server bundle renders the RSC bundle's payload.
+
+// crossServer starts a server with support modules and uploads the two
+// bundles (each with streamGate); it returns their ids.
+func crossServer(t *testing.T) (s *server, appID, payloadID string) {
+	t.Helper()
+	s = startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true", "RENDERER_WORKERS_COUNT": "1"})
+	appID, payloadID = newID("s"), newID("r")
+	s.upload(t, map[string]string{
+		appID:     testdata(t, "bundles/stream-app.js") + streamGate,
+		payloadID: testdata(t, "bundles/payload-stream.js") + streamGate,
+	}, nil)
+	return s, appID, payloadID
+}
+
+// crossRequest is the request name for the payload bundle payloadID; with
+// gate, the payload's last line also waits for that file in the payload
+// bundle's directory (streamGate). The bytes of the answer are the same.
+func crossRequest(t *testing.T, name, payloadID, gate string) string {
+	t.Helper()
+	code := request(t, name)
+	quoted, _ := json.Marshal(payloadID)
+	if strings.Count(code, `"payload-stream"`) != 1 || strings.Count(code, `, 50)`) != 1 {
+		t.Fatalf("%s: not the request shape this test rewrites", name)
+	}
+	code = strings.Replace(code, `"payload-stream"`, string(quoted), 1)
+	if gate != "" {
+		file, _ := json.Marshal(gate)
+		code = strings.Replace(code, `, 50)`, `, 50, streamGate(`+string(file)+`))`, 1)
+	}
+	return code
+}
+
+// withDependency is the dependency header naming id.
+func withDependency(id string) http.Header {
+	return http.Header{"X-React-On-Rails-Pro-Dependency-Bundle-Timestamps": {`["` + id + `"]`}}
+}
+
+// TestCrossStreamedRender: the page streams with bytes equal to Node's
+// (where the stream crosses natively), a Node stream and a web
+// ReadableStream behind a promise, and each line's boundary is flushed as
+// the other bundle produces it: the payload's last line waits for a file
+// the test writes only once everything before its boundary has arrived.
+func TestCrossStreamedRender(t *testing.T) {
+	t.Parallel()
+	s, appID, payloadID := crossServer(t)
+	eachTransport(t, func(t *testing.T, tr transport) {
+		for _, name := range []string{"stream-cross", "stream-cross-web"} {
+			t.Run(name, func(t *testing.T) {
+				chunks := goldenChunks(t, name)
+				want := golden(t, name)
+				last := chunks[len(chunks)-1]
+				release := "release-" + tr.name + "-" + name
+				file := filepath.Join(s.cache, payloadID, release)
+				defer os.WriteFile(file, nil, 0o644) // a failed render does not wait for its deadline
+				sent := time.Now()
+				resp, err := s.http(tr).Do(s.rawRenderRequest(t, ctx(t), appID, crossRequest(t, name, payloadID, release), withDependency(payloadID)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var releasedAt time.Duration = -1
+				a := readStream(resp, sent, func(a *streamAnswer) {
+					if releasedAt >= 0 || len(a.Body) < last.Offset {
+						return
+					}
+					if len(a.Body) > last.Offset {
+						t.Errorf("%d bytes arrived before the payload's last line was released, want %d", len(a.Body), last.Offset)
+					}
+					if err := os.WriteFile(file, nil, 0o644); err != nil {
+						t.Error(err)
+					}
+					releasedAt = time.Since(sent)
+				})
+				a.wantStreamHeaders(t, tr)
+				a.wantComplete(t, want)
+				if releasedAt < 0 {
+					t.Errorf("the %d bytes before the last line's boundary (of %d) never arrived while the line was held back: the payload is not rendered as produced", last.Offset, len(want))
+				}
+				t.Logf("%s over %s: %d bytes before the last line at %s, end at %s, %d reads", name, tr.name, last.Offset, releasedAt, a.Ended, len(a.Reads))
+			})
+		}
+	})
+}
+
+// TestCrossStreamClientGone: a client that leaves while the payload is
+// still coming ends both bundles' parts of the render: the runtimes are
+// released and serve the next render in full.
+func TestCrossStreamClientGone(t *testing.T) {
+	t.Parallel()
+	s, appID, payloadID := crossServer(t)
+	shell := goldenChunks(t, "stream-cross")[0].Bytes
+	eachTransportSerial(t, func(t *testing.T, tr transport) {
+		before := s.metricValue(t, streamsEnded("client_gone"))
+		// The last line waits for a file nobody writes: only the client's
+		// leaving ends this render before its deadline.
+		c, cancel := context.WithCancel(ctx(t))
+		resp, err := s.http(tr).Do(s.rawRenderRequest(t, c, appID, crossRequest(t, "stream-cross", payloadID, "never-"+tr.name), withDependency(payloadID)))
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(resp.Body, make([]byte, shell)); err != nil {
+			t.Fatalf("shell: %v", err)
+		}
+		cancel() // RST_STREAM on h2c, a closed connection on HTTP/1.1
+		resp.Body.Close()
+		if v := s.waitMetric(t, busySeries(appID), 60*time.Second, func(v float64) bool { return v == 0 }); v != 0 {
+			t.Errorf("%s = %v after the client left, want 0", busySeries(appID), v)
+		}
+		if v := s.waitMetric(t, streamsEnded("client_gone"), 60*time.Second, func(v float64) bool { return v > before }); v != before+1 {
+			t.Errorf("%s = %v, want %v", streamsEnded("client_gone"), v, before+1)
+		}
+		// The runtimes serve the next render, in full.
+		a := s.streamRender(t, tr, appID, crossRequest(t, "stream-cross", payloadID, ""), withDependency(payloadID))
+		a.wantStreamHeaders(t, tr)
+		a.wantComplete(t, golden(t, "stream-cross"))
+	})
+}

@@ -218,22 +218,26 @@ func testCrossStreamFlowsAsProduced(t *testing.T, engine string) {
 // usable; a stream nobody reads is held back, not buffered without bound.
 func testCrossStreamStopsWithTheRender(t *testing.T, engine string) {
 	entry, rsc, newReq := crossingPair(t, engine)
-	// Nothing of the producer runs once the render ended: its interval was
-	// cancelled (ticks stays), its stream destroyed.
-	stopped := func(t *testing.T) {
-		t.Helper()
-		got, err := evalCross(t, entry, newReq(), `var before = runOnOtherBundle('rsc', 'ticks');
-			new Promise((r) => setTimeout(r, 60)).then(() => (runOnOtherBundle('rsc', 'ticks') - before) + ' ' + runOnOtherBundle('rsc', 'closed > 0'))`)
-		if err != nil || got != "0 true" {
-			t.Fatalf("after the render: %q %v (ticks since, producer's stream closed)", got, err)
+	stopped := func(t *testing.T) { t.Helper(); crossStopped(t, entry, rsc, newReq) }
+	t.Run("deadline", func(t *testing.T) {
+		entry, rsc, newReq := crossingPair(t, engine)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		// The render waits for the end of a stream that never ends.
+		_, err := entry.Eval(ctx, `collect(runOnOtherBundle('rsc', 'endless()'))`, newReq())
+		var re *jsvm.RenderError
+		if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout {
+			t.Fatalf("err = %v", err)
 		}
-		if entry.Broken() || rsc.Broken() {
-			t.Fatal("a runtime was retired")
+		// A runtime is retired when its JavaScript may have run at the
+		// deadline (node: the process of a render at its deadline is
+		// replaced): nothing of it runs again. One kept runs nothing of
+		// the render either.
+		if !entry.Broken() && !rsc.Broken() {
+			crossStopped(t, entry, rsc, newReq)
 		}
-		if _, err := evalCross(t, rsc, newReq(), `closed = 0; 'reset'`); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
+
 	t.Run("client gone", func(t *testing.T) {
 		req := newReq()
 		sink := NewRecordingSink()
@@ -311,5 +315,23 @@ func testCrossStreamNeedsNodeEnvironment(t *testing.T, engine string) {
 	want = "Error: runOnOtherBundle: a stream result crosses bundles only in the Node-compatible environment (RENDERER_SUPPORT_MODULES)"
 	if err != nil || got != want {
 		t.Fatalf("behind a promise: got %q, %v\nwant %q", got, err, want)
+	}
+}
+
+// crossStopped checks that nothing of the producer runs once the render
+// ended: its interval was cancelled (ticks stays), its stream destroyed, and
+// both runtimes serve renders.
+func crossStopped(t *testing.T, entry, rsc jsvm.Runtime, newReq func() *jsvm.Request) {
+	t.Helper()
+	got, err := evalCross(t, entry, newReq(), `var before = runOnOtherBundle('rsc', 'ticks');
+		new Promise((r) => setTimeout(r, 60)).then(() => (runOnOtherBundle('rsc', 'ticks') - before) + ' ' + runOnOtherBundle('rsc', 'closed > 0'))`)
+	if err != nil || got != "0 true" {
+		t.Fatalf("after the render: %q %v (ticks since, producer's stream closed)", got, err)
+	}
+	if entry.Broken() || rsc.Broken() {
+		t.Fatal("a runtime was retired")
+	}
+	if _, err := evalCross(t, rsc, newReq(), `closed = 0; 'reset'`); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -86,6 +86,7 @@ var cases = []struct {
 	{"TimeoutInterruptsAndRetires", testTimeoutInterruptsAndRetires},
 	{"SharedContextAndRunOnOtherBundle", testSharedContextAndRunOnOtherBundle},
 	{"RunOnOtherBundleNesting", testRunOnOtherBundleNesting},
+	{"RunOnOtherBundleCallsBack", testRunOnOtherBundleCallsBack},
 	{"LoadErrors", testLoadErrors},
 	{"SupportModulesGoldens", testSupportModulesGoldens},
 	{"SupportModulesStreamKind", testSupportModulesStreamKind},

@@ -221,6 +221,27 @@ func testRunOnOtherBundleNesting(t *testing.T, engine string) {
 	}
 }
 
+// testRunOnOtherBundleCallsBack: a bundle that calls another which calls
+// back into it (a calling b calling a) goes on in its own render: its
+// console history and per-render globals are the ones it had. (goja and
+// quickjs once ran the call back as a new render of a and ended it, taking
+// runOnOtherBundle away from a; node began a's console history again,
+// keeping only the line logged during the call back.)
+func testRunOnOtherBundleCallsBack(t *testing.T, engine string) {
+	e := newEngine(t, engine)
+	a := NewLoaded(t, e, "a", `function back() { console.log('a called back'); return 'back'; }`)
+	b := NewLoaded(t, e, "b", `function call() { console.log('b'); return runOnOtherBundle('a', 'back()'); }`)
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"a": a, "b": b})
+	res, err := a.Eval(context.Background(), `console.log('a before');
+		var got = runOnOtherBundle('b', 'call()');
+		console.log('a after');
+		JSON.stringify([got, typeof runOnOtherBundle, console.history.map((h) => h.arguments[0])])`, req)
+	want := `["back","function",["[SERVER] a before","[SERVER] a called back","[SERVER] a after"]]`
+	if err != nil || res.Body != want {
+		t.Fatalf("got  %s %v\nwant %s", res.Body, err, want)
+	}
+}
+
 func testLoadErrors(t *testing.T, engine string) {
 	e := newEngine(t, engine)
 	// A syntax error fails at Compile, or, in an engine that compiles the

@@ -550,10 +550,16 @@ function runOnOtherBundle(caller, id, code) {
   // The nesting bound of the in-process engines (jsvm.MaxRunOnOtherDepth).
   if (r.nested >= options.runOnOtherMaxDepth) throw caller.realm.rangeError(options.runOnOtherTooDeep);
   r.nested++;
+  // Where the caller left its render, should the call come back to it.
+  const left = r.calling.has(caller);
+  const leftFrom = r.calling.get(caller);
+  r.calling.set(caller, frames.getStore());
   try {
     return runOnOther(r, caller, other, code);
   } finally {
     r.nested--;
+    if (left) r.calling.set(caller, leftFrom);
+    else r.calling.delete(caller);
   }
 }
 
@@ -577,7 +583,7 @@ function runOnOther(r, caller, other, code) {
 function runOnOtherActive(r, caller, other, code, back) {
   let value;
   try {
-    value = inBundle(other, code, () => other.run(code, 'runOnOtherBundle'));
+    value = inBundle(r, other, code, () => other.run(code, 'runOnOtherBundle'));
   } catch (e) {
     throw caller.realm.error(runOnOtherMessage(other.hooks.errorParts(e)[0]));
   }
@@ -670,11 +676,15 @@ function crossStream(r, caller, other, value, back) {
 // inBundle runs fn with other's per-render globals set and its async
 // context current (its console history, for the work fn starts), then
 // gives the caller its own async context back: every bundle's env.js
-// shares this process's one AsyncLocalStorage.
-function inBundle(other, code, fn) {
+// shares this process's one AsyncLocalStorage. A bundle called back (it
+// called out, and the calls came back to it) goes on in its render as it
+// left it, as the in-process engines do: begun again, it lost its console
+// history.
+function inBundle(r, other, code, fn) {
   const prev = frames.getStore();
   try {
-    other.begin(code);
+    if (r.calling.has(other)) frames.enterWith(r.calling.get(other));
+    else other.begin(code);
     return fn();
   } finally {
     frames.enterWith(prev);
@@ -702,6 +712,7 @@ class Render {
     this.touched = new Set([this.entry]);
     this.nested = 0; // runOnOtherBundle calls in progress
     this.active = new Map(); // bundle -> its runOnOtherBundle calls in progress (runOnOther)
+    this.calling = new Map(); // bundle -> the async context it made a runOnOtherBundle call from
     this.done = false;
     // canceled: gorender asked it to stop; it sends no more chunks.
     this.canceled = false;
@@ -836,7 +847,7 @@ class Render {
           target.run(code, 'updateChunk');
         } else {
           this.touched.add(target);
-          inBundle(target, code, () => target.run(code, 'updateChunk'));
+          inBundle(this, target, code, () => target.run(code, 'updateChunk'));
         }
       } catch (e) {
         send({ t: 'updateFailed', r: this.id, n: h.n }, errorBody(target.hooks.errorParts(e)[0], ''));

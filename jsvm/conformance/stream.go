@@ -184,17 +184,20 @@ func testStreamIdleTimeout(t *testing.T, engine string) {
 	rt := NewLoaded(t, e, "streamer", `globalThis.PassThrough = require('stream').PassThrough;`)
 	req := jsvm.NewRequest(map[string]jsvm.Runtime{"streamer": rt})
 	req.Sink = NewRecordingSink()
-	req.StreamIdle = 150 * time.Millisecond
+	// A 1 s window: ten times the producing stream's gaps below, which a
+	// loaded machine (node under -race) stretched past a 150 ms window.
+	req.StreamIdle = time.Second
 	code := `var s = new PassThrough(); s.write('first'); setTimeout(() => s.end('late'), 5000); s`
 	_, err := rt.Eval(context.Background(), code, req)
 	var re *jsvm.RenderError
 	if !errors.As(err, &re) || re.Kind != jsvm.KindTimeout || !strings.HasPrefix(re.Text, "Stream idle") {
 		t.Fatalf("err = %v", err)
 	}
-	// A stream that keeps producing is never cut by the idle window.
+	// A stream that keeps producing is never cut by the idle window, though
+	// it lasts longer than the window (2.5 s).
 	req.Sink = NewRecordingSink()
 	code = `var s = new PassThrough(); var n = 0;
-		var iv = setInterval(() => { s.write('tick' + n); if (++n === 6) { clearInterval(iv); s.end(); } }, 60); s`
+		var iv = setInterval(() => { s.write('tick' + n); if (++n === 25) { clearInterval(iv); s.end(); } }, 100); s`
 	if res, err := rt.Eval(context.Background(), code, req); err != nil || !res.Streamed {
 		t.Fatalf("producing stream cut: %v", err)
 	}

@@ -116,6 +116,7 @@ var cases = []struct {
 	{"CrossStreamFlowsAsProduced", testCrossStreamFlowsAsProduced},
 	{"CrossStreamStopsWithTheRender", testCrossStreamStopsWithTheRender},
 	{"CrossStreamNeedsNodeEnvironment", testCrossStreamNeedsNodeEnvironment},
+	{"CrossStreamHostileProducer", testCrossStreamHostileProducer},
 }
 
 // Run runs the suite on e, one subtest per case. An engine with processes

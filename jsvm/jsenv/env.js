@@ -634,12 +634,24 @@
     // (reason) aborts the stream (the client went away), resume() resumes
     // it, web tells a web ReadableStream.
     pump: function (stream, onChunk, onEnd, onError) {
-      var finished = false, paused = false;
+      var finished = false, paused = false, pump;
       function finish(fn, arg) {
         if (!finished) {
           finished = true;
           fn(arg);
         }
+      }
+      // A stream that goes on producing while paused would have the host
+      // hold its chunks without bound: it fails, and is cancelled.
+      function deaf() {
+        if (!paused || finished) return false;
+        finish(onError, new Error('the stream produced a chunk while paused (it ignores back-pressure)'));
+        try {
+          pump.cancel();
+        } catch (e) {
+          // The stream's own cancel failed: it is dropped anyway.
+        }
+        return true;
       }
       // forward reports whether the stream may go on.
       function forward(chunk) {
@@ -656,7 +668,7 @@
         var reader = stream.getReader();
         var step = function () {
           reader.read().then(function (r) {
-            if (finished) return;
+            if (finished || deaf()) return;
             if (r.done) {
               finish(onEnd);
               return;
@@ -665,8 +677,7 @@
             if (!finished && !paused) step();
           }, function (e) { finish(onError, e); });
         };
-        step();
-        return {
+        pump = {
           web: true,
           cancel: function (reason) {
             finished = true;
@@ -679,26 +690,32 @@
             }
           },
         };
+        step();
+        return pump;
       }
       stream.on('data', function (chunk) {
-        if (!forward(chunk) && !finished && typeof stream.pause === 'function') stream.pause();
+        if (finished || deaf()) return;
+        paused = !forward(chunk);
+        if (paused && !finished && typeof stream.pause === 'function') stream.pause();
       });
       stream.on('end', function () { finish(onEnd); });
       stream.on('error', function (e) { finish(onError, e); });
       stream.on('close', function () {
         finish(onError, new Error('the stream closed before it ended'));
       });
-      if (typeof stream.resume === 'function') stream.resume();
-      return {
+      pump = {
         web: false,
         cancel: function (reason) {
           finished = true;
           if (typeof stream.destroy === 'function') stream.destroy(reason);
         },
         resume: function () {
+          paused = false;
           if (!finished && typeof stream.resume === 'function') stream.resume();
         },
       };
+      if (typeof stream.resume === 'function') stream.resume();
+      return pump;
     },
     // incoming makes the stream a runOnOtherBundle caller receives for
     // another bundle's stream (README "Streams across bundles"): a web

@@ -11,8 +11,8 @@ import (
 // stream does must not make the caller's render hold memory without bound.
 
 // hostileProducerSrc is a producing bundle whose streams break the rules;
-// each counts the chunks it made in pushed, and stops at 5000 so that a
-// failing test still ends.
+// each counts the chunks it made in pushed, and stops at 5000 (200000 empty
+// ones) so that a failing test still ends.
 const hostileProducerSrc = `
 var stream = require('stream');
 globalThis.pushed = 0;
@@ -53,6 +53,17 @@ globalThis.stutter = function () {
     },
   };
 };
+// An object-mode Readable of empty strings, as fast as it is read.
+globalThis.empties = function () {
+  return new stream.Readable({
+    objectMode: true,
+    read: function () {
+      if (pushed >= 200000) { this.push(null); return; }
+      pushed++;
+      this.push('');
+    },
+  });
+};
 // Bytes split inside a character: é is c3 a9.
 globalThis.split = function () {
   var r = new stream.Readable({ read: function () {} });
@@ -73,7 +84,8 @@ func hostilePair(t *testing.T, engine string) (entry jsvm.Runtime, newReq func()
 
 // testCrossStreamHostileProducer: a producer that goes on after it was
 // paused fails the caller's stream (it would fill the memory between the
-// runtimes); byte chunks stay bytes, a character split between them too.
+// runtimes); a producer of empty chunks is paused like one of bytes; byte
+// chunks stay bytes, a character split between them too.
 func testCrossStreamHostileProducer(t *testing.T, engine string) {
 	const ignored = "runOnOtherBundle: the other bundle's stream failed: the stream produced a chunk while paused (it ignores back-pressure)"
 	// The caller reads nothing for 200 ms, then reads to the end. The error
@@ -94,6 +106,8 @@ func testCrossStreamHostileProducer(t *testing.T, engine string) {
 	for _, c := range []struct{ name, code, want string }{
 		{"ignores pause", fmt.Sprintf(late, readable...), ignored + "|true"},
 		{"a reader answering twice", fmt.Sprintf(late, web...), ignored + "|true"},
+		{"empty chunks", `runOnOtherBundle('rsc', 'empties()');
+			new Promise((r) => setTimeout(r, 50)).then(() => String(runOnOtherBundle('rsc', 'pushed') < 5000))`, "true"},
 		{"bytes split inside a character", `runOnOtherBundle('rsc', 'split()').toArray().then((a) =>
 			a.map((b) => (Buffer.isBuffer(b) ? b.toString('hex') : typeof b)).join(',') + '|' + Buffer.concat(a).toString())`, "61c3,a962|aéb"},
 	} {

@@ -26,6 +26,11 @@ import (
 // stream nobody reads.
 const crossQueueMax = 64 << 10
 
+// crossQueueChunks bounds the chunks queued between two runtimes the same
+// way, whatever their size: empty strings, which an object-mode stream may
+// push without end, weigh nothing in bytes.
+const crossQueueChunks = 1024
+
 // crossIDs numbers the crossing streams of the process: a producer and its
 // consumer name a stream by one number.
 var crossIDs atomic.Int64
@@ -65,7 +70,7 @@ func (cs *crossStream) put(it crossItem) bool {
 	cs.queued += len(it.data)
 	cs.done = it.end
 	cs.flow()
-	if !cs.done && cs.queued >= crossQueueMax {
+	if !cs.done && (cs.queued >= crossQueueMax || len(cs.items) >= crossQueueChunks) {
 		cs.paused = true
 		return false
 	}
@@ -82,7 +87,7 @@ func (cs *crossStream) take() (crossItem, bool) {
 	cs.items[0] = crossItem{}
 	cs.items = cs.items[1:]
 	cs.queued -= len(it.data)
-	if cs.paused && cs.queued < crossQueueMax {
+	if cs.paused && cs.queued < crossQueueMax && len(cs.items) < crossQueueChunks {
 		cs.paused = false
 		cs.resume()
 	}

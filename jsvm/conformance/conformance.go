@@ -117,6 +117,7 @@ var cases = []struct {
 	{"CrossStreamStopsWithTheRender", testCrossStreamStopsWithTheRender},
 	{"CrossStreamNeedsNodeEnvironment", testCrossStreamNeedsNodeEnvironment},
 	{"CrossStreamHostileProducer", testCrossStreamHostileProducer},
+	{"CrossStreamChunkTooLarge", testCrossStreamChunkTooLarge},
 }
 
 // Run runs the suite on e, one subtest per case. An engine with processes

@@ -64,6 +64,15 @@ globalThis.empties = function () {
     },
   });
 };
+// A string chunk made of three pieces of n characters each (QuickJS keeps
+// such a string as a rope, flattened when it is copied out).
+globalThis.big = function (n) {
+  var s = 'x'.repeat(n) + 'y'.repeat(n) + 'z'.repeat(n);
+  var r = new stream.Readable({ objectMode: true, read: function () {} });
+  r.push(s);
+  r.push(null);
+  return r;
+};
 // Bytes split inside a character: é is c3 a9.
 globalThis.split = function () {
   var r = new stream.Readable({ read: function () {} });
@@ -118,5 +127,29 @@ func testCrossStreamHostileProducer(t *testing.T, engine string) {
 				t.Fatalf("got %q, %v\nwant %q", got, err, c.want)
 			}
 		})
+	}
+}
+
+// testCrossStreamChunkTooLarge: a chunk whose copy does not fit the
+// producer's memory (quickjs, 64 MiB here) fails the caller's stream; it
+// never arrives altered (it arrived as the text "undefined"). The other
+// engines carry it whole.
+func testCrossStreamChunkTooLarge(t *testing.T, engine string) {
+	e := NodeEngine(t, engine, jsvm.Options{MemoryLimit: 64 << 20})
+	entry := NewLoaded(t, e, "entry", consumerSrc)
+	rsc := NewLoaded(t, e, "rsc", hostileProducerSrc)
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "rsc": rsc})
+	got, err := evalCross(t, entry, req, `runOnOtherBundle('rsc', 'big(12 << 20)').toArray().then(
+		(a) => a.map((s) => s.length + ' ' + s[0] + s[12 << 20] + s[(36 << 20) - 1]).join(),
+		(e) => e.message)`)
+	want := "37748736 xyz"
+	if engine == "quickjs" {
+		want = "runOnOtherBundle: the other bundle's stream failed: a host function's argument could not be read: InternalError: out of memory"
+	}
+	if err != nil || got != want {
+		t.Fatalf("got %q, %v\nwant %q", got, err, want)
+	}
+	if entry.Broken() || rsc.Broken() {
+		t.Fatal("a runtime was retired")
 	}
 }

@@ -645,15 +645,29 @@
       // hold its chunks without bound: it fails, and is cancelled.
       function deaf() {
         if (!paused || finished) return false;
-        finish(onError, new Error('the stream produced a chunk while paused (it ignores back-pressure)'));
-        try {
-          pump.cancel();
-        } catch (e) {
-          // The stream's own cancel failed: it is dropped anyway.
-        }
+        fail(new Error('the stream produced a chunk while paused (it ignores back-pressure)'));
         return true;
       }
-      // forward reports whether the stream may go on.
+      // fail ends the pump with error e and cancels the stream.
+      function fail(e) {
+        finish(onError, e);
+        try {
+          pump.cancel();
+        } catch (ce) {
+          // The stream's own cancel failed: it is dropped anyway.
+        }
+      }
+      // deliver forwards a chunk and reports whether the stream may go on;
+      // a chunk the host cannot take (too large for the engine's memory)
+      // fails the stream.
+      function deliver(chunk) {
+        try {
+          return forward(chunk);
+        } catch (e) {
+          fail(e);
+          return false;
+        }
+      }
       function forward(chunk) {
         if (typeof chunk === 'string') return onChunk(chunk) !== false;
         if (chunk instanceof ArrayBuffer) return onChunk(chunk) !== false;
@@ -673,7 +687,7 @@
               finish(onEnd);
               return;
             }
-            paused = !forward(r.value);
+            paused = !deliver(r.value);
             if (!finished && !paused) step();
           }, function (e) { finish(onError, e); });
         };
@@ -695,7 +709,7 @@
       }
       stream.on('data', function (chunk) {
         if (finished || deaf()) return;
-        paused = !forward(chunk);
+        paused = !deliver(chunk);
         if (paused && !finished && typeof stream.pause === 'function') stream.pause();
       });
       stream.on('end', function () { finish(onEnd); });

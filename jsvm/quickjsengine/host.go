@@ -29,6 +29,10 @@ const (
 func (v *vm) dispatch(argv ...quickjs.Value) (ret quickjs.Value) {
 	defer func() {
 		if p := recover(); p != nil {
+			if e, ok := p.(argError); ok {
+				ret = v.failWith(&inproc.HostError{Name: "InternalError", Message: fmt.Sprintf("a host function's argument could not be read: %v", e.err)})
+				return
+			}
 			// The call into JavaScript in progress fails with it, and the
 			// runtime is retired.
 			v.hostPanic = fmt.Errorf("internal error in the JavaScript host: %v", p)
@@ -74,10 +78,17 @@ func (a args) any(i int) any {
 	}
 	x, err := a.a[i].Any()
 	if err != nil {
-		return quickjs.Undefined{}
+		// Not "undefined" in its place: a string too large to copy out
+		// of the runtime's memory became the text "undefined".
+		panic(argError{err})
 	}
 	return x
 }
+
+// argError is the panic of an argument the engine could not hand to Go
+// (its copy did not fit the runtime's memory): the call throws, and the
+// runtime goes on, as after any allocation that failed.
+type argError struct{ err error }
 
 func (a args) value(i int) *quickjs.Value {
 	if i >= len(a.a) || a.a[i].IsUndefined() {

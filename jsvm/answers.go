@@ -125,6 +125,16 @@ const MaxDebugSnippetLength = 1000
 // second, 1,000 took them 9-30 s.
 const MaxRunOnOtherDepth = 100
 
+// MaxCrossingStreams bounds the streams of other bundles a bundle's render
+// receives through runOnOtherBundle and has not read to their end: each
+// holds up to 64 KiB between the runtimes (inproc crossQueueMax), on
+// quickjs outside its memory limit, so a render must not open them
+// without bound. The call past it throws CrossingStreamsText.
+const MaxCrossingStreams = 1000
+
+// CrossingStreamsText is the error's message past MaxCrossingStreams.
+var CrossingStreamsText = fmt.Sprintf("runOnOtherBundle: a bundle's render receives at most %d streams at once", MaxCrossingStreams)
+
 // RunOnOtherTooDeepText is the RangeError's message past MaxRunOnOtherDepth.
 var RunOnOtherTooDeepText = fmt.Sprintf("Maximum call stack size exceeded: runOnOtherBundle calls nest at most %d deep", MaxRunOnOtherDepth)
 

@@ -118,6 +118,7 @@ var cases = []struct {
 	{"CrossStreamNeedsNodeEnvironment", testCrossStreamNeedsNodeEnvironment},
 	{"CrossStreamHostileProducer", testCrossStreamHostileProducer},
 	{"CrossStreamChunkTooLarge", testCrossStreamChunkTooLarge},
+	{"CrossStreamCount", testCrossStreamCount},
 }
 
 // Run runs the suite on e, one subtest per case. An engine with processes

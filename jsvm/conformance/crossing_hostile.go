@@ -73,6 +73,10 @@ globalThis.big = function (n) {
   r.push(null);
   return r;
 };
+// A stream that produces nothing until it is read; once read, one chunk.
+globalThis.idle = function () {
+  return new stream.Readable({ objectMode: true, read: function () { this.push('a'); this.push(null); } });
+};
 // Bytes split inside a character: é is c3 a9.
 globalThis.split = function () {
   var r = new stream.Readable({ read: function () {} });
@@ -151,5 +155,31 @@ func testCrossStreamChunkTooLarge(t *testing.T, engine string) {
 	}
 	if entry.Broken() || rsc.Broken() {
 		t.Fatal("a runtime was retired")
+	}
+}
+
+// testCrossStreamCount: a bundle's render receives at most
+// jsvm.MaxCrossingStreams streams at once (each may hold 64 KiB between
+// the runtimes); one read to its end makes room, and the next render
+// starts with none.
+func testCrossStreamCount(t *testing.T, engine string) {
+	entry, newReq := hostilePair(t, engine)
+	code := fmt.Sprintf(`var list = [];
+		var refused = 'none';
+		try {
+			while (list.length < %d) list.push(runOnOtherBundle('rsc', 'idle()'));
+		} catch (e) {
+			refused = list.length + ' ' + e.name + ': ' + e.message;
+		}
+		list[0].toArray().then((a) => {
+			var again = runOnOtherBundle('rsc', 'idle()');
+			return again.toArray();
+		}).then((a) => refused + '|' + a.join())`, jsvm.MaxCrossingStreams+1)
+	want := fmt.Sprintf("%d TypeError: %s|a", jsvm.MaxCrossingStreams, jsvm.CrossingStreamsText)
+	for i := 0; i < 2; i++ {
+		got, err := evalCross(t, entry, newReq(), code)
+		if err != nil || got != want {
+			t.Fatalf("render %d: got %q, %v\nwant %q", i, got, err, want)
+		}
 	}
 }

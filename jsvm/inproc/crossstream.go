@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
+
+	"github.com/gorender/gorender/jsvm"
 )
 
 // A stream crosses runtimes (runOnOtherBundle, README "Streams across
@@ -167,6 +170,9 @@ func (r *Runtime[V]) takeStream(other *Runtime[V], value V) (string, error) {
 		// bundle called before): other's loop cannot be driven by one it
 		// waits on.
 		return "", errors.New("a stream cannot cross from a bundle that is itself waiting on this call (a recursion through bundles)")
+	}
+	if len(r.host.crossIn) >= jsvm.MaxCrossingStreams {
+		return "", errors.New(strings.TrimPrefix(jsvm.CrossingStreamsText, "runOnOtherBundle: "))
 	}
 	if err := r.link(other); err != nil {
 		return "", err

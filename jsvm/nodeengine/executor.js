@@ -192,7 +192,7 @@ input.on('error', () => process.exit(0));
 
 // ---- State ---------------------------------------------------------------
 
-let options = null; // {stubTimers, supportModules, replayAsyncLogs, consoleMaxLines, consoleMaxBytes, errorTextMax, sourceMapLimit, runOnOtherMaxDepth, runOnOtherTooDeep} from init
+let options = null; // {stubTimers, supportModules, replayAsyncLogs, consoleMaxLines, consoleMaxBytes, errorTextMax, sourceMapLimit, runOnOtherMaxDepth, runOnOtherTooDeep, crossingStreamsMax, crossingStreams} from init
 let envScript = null; // env.js compiled once, run in every context
 const bundles = new Map(); // program key -> Bundle
 let current = null; // the render in progress
@@ -639,7 +639,11 @@ function crossStream(r, caller, other, value, back) {
   }
   if (back) throw new Error(CROSS_BACK);
   if (r.done) throw new Error("runOnOtherBundle: the caller's render ended");
-  const crossing = { other, pump: null, inc: null };
+  // The bound of the in-process engines (jsvm.MaxCrossingStreams).
+  let received = 0;
+  for (const c of r.crossings) if (c.caller === caller) received++;
+  if (received >= options.crossingStreamsMax) throw new Error(options.crossingStreams);
+  const crossing = { caller, other, pump: null, inc: null };
   const done = () => r.crossings.delete(crossing);
   // pump's events come from the stream's own jobs, never while pump runs:
   // inc exists before the first chunk.

@@ -93,6 +93,10 @@ type executorOptions struct {
 	// RangeError of RunOnOtherTooDeep (jsvm.MaxRunOnOtherDepth).
 	RunOnOtherMaxDepth int    `json:"runOnOtherMaxDepth"`
 	RunOnOtherTooDeep  string `json:"runOnOtherTooDeep"`
+	// CrossingStreamsMax bounds the streams a bundle's render receives at
+	// once, past it an error of CrossingStreams (jsvm.MaxCrossingStreams).
+	CrossingStreamsMax int    `json:"crossingStreamsMax"`
+	CrossingStreams    string `json:"crossingStreams"`
 	// SourceMapLimit bounds the process's parsed source maps for
 	// getStackTrace (its share of RENDERER_SOURCE_MAP_CACHE_SIZE; 0: none).
 	SourceMapLimit int64 `json:"sourceMapLimit"`

@@ -147,6 +147,8 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		ErrorTextMax:       jsvm.MaxErrorTextLength,
 		RunOnOtherMaxDepth: jsvm.MaxRunOnOtherDepth,
 		RunOnOtherTooDeep:  jsvm.RunOnOtherTooDeepText,
+		CrossingStreamsMax: jsvm.MaxCrossingStreams,
+		CrossingStreams:    jsvm.CrossingStreamsText,
 		SourceMapLimit:     e.cfg.SourceMapLimit / int64(e.cfg.Processes),
 	}}
 	if err := p.send(init, jsenv.Env); err != nil {

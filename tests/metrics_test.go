@@ -211,10 +211,16 @@ func TestMetricsScriptedSequence(t *testing.T) {
 	// A stream its client leaves after the first bytes.
 	streamRead := s.readThenLeave(t, h2, id, endlessStream, 4096)
 	renderIn += len(endlessStream)
-	mid := s.waitScrape(t, 60*time.Second, "the stream ended by its client", func(p promScrape) bool {
+	s.waitScrape(t, 60*time.Second, "the stream ended by its client", func(p promScrape) bool {
 		return p.value("gorender_streams_ended_total", "outcome", "client_gone") == 1 &&
 			p.value("gorender_runtimes_busy", "bundle", id) == 0
 	})
+	// A scrape is no snapshot: the registry collects its series
+	// concurrently, so the one that saw the stream end may have read the
+	// replacements before the stream's runtime was released. The stream's
+	// runtime is counted before its render returns; a scrape made after that
+	// one counts it.
+	mid := s.scrapeMetrics(t)
 
 	// A runaway render holds the only runtime until its deadline: a render
 	// queued behind it gets 503 after the queue timeout.

@@ -119,7 +119,8 @@ func (pl *pool) release(e *entry, brokenReason string) {
 	}
 	if reason != "" {
 		// Counted before the runtime stops counting as busy: whoever sees
-		// it idle sees its replacement counted too.
+		// it idle, then scrapes again, sees its replacement counted too
+		// (one scrape is no snapshot: its series are collected concurrently).
 		pl.cfg.Observer.RuntimeReplaced(reason)
 	}
 	e.stop = nil

@@ -119,6 +119,7 @@ var cases = []struct {
 	{"CrossStreamHostileProducer", testCrossStreamHostileProducer},
 	{"CrossStreamChunkTooLarge", testCrossStreamChunkTooLarge},
 	{"CrossStreamCount", testCrossStreamCount},
+	{"CrossStreamHostileObject", testCrossStreamHostileObject},
 }
 
 // Run runs the suite on e, one subtest per case. An engine with processes

@@ -77,6 +77,11 @@ globalThis.big = function (n) {
 globalThis.idle = function () {
   return new stream.Readable({ objectMode: true, read: function () { this.push('a'); this.push(null); } });
 };
+// Objects that look like streams and fail when used as one.
+globalThis.getterThrows = function () {
+  return { get pipe() { throw new Error('getter'); }, read: function () {} };
+};
+globalThis.lyingReader = function () { return { getReader: function () { return 42; } }; };
 // Bytes split inside a character: é is c3 a9.
 globalThis.split = function () {
   var r = new stream.Readable({ read: function () {} });
@@ -181,5 +186,31 @@ func testCrossStreamCount(t *testing.T, engine string) {
 		if err != nil || got != want {
 			t.Fatalf("render %d: got %q, %v\nwant %q", i, got, err, want)
 		}
+	}
+}
+
+// testCrossStreamHostileObject: an object that looks like a stream and
+// fails when used as one is an error of the caller's own realm, prefixed
+// as any error crossing runOnOtherBundle, directly or behind a promise.
+func testCrossStreamHostileObject(t *testing.T, engine string) {
+	entry, newReq := hostilePair(t, engine)
+	show := `(e) => (e instanceof Error) + ' ' + e.name + ': ' + (e.message.startsWith('runOnOtherBundle: ') ? e.message : 'unprefixed ' + e.message)`
+	for _, c := range []struct{ name, code, want string }{
+		{"getter throws", `try { runOnOtherBundle('rsc', 'getterThrows()'); 'crossed' } catch (e) { (` + show + `)(e) }`,
+			"true Error: runOnOtherBundle: getter"},
+		{"getter throws behind a promise", `runOnOtherBundle('rsc', 'Promise.resolve(getterThrows())').then(() => 'crossed', ` + show + `)`,
+			"true Error: runOnOtherBundle: getter"},
+		// The message after the prefix is the engine's own TypeError's.
+		{"lying reader", `try { runOnOtherBundle('rsc', 'lyingReader()'); 'crossed' } catch (e) { (` + show + `)(e).split(':', 2).join(':') }`,
+			"true TypeError: runOnOtherBundle"},
+		{"lying reader behind a promise", `runOnOtherBundle('rsc', 'Promise.resolve(lyingReader())').then(() => 'crossed', (e) => (` + show + `)(e).split(':', 2).join(':'))`,
+			"true Error: runOnOtherBundle"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := evalCross(t, entry, newReq(), c.code)
+			if err != nil || got != c.want {
+				t.Fatalf("got %q, %v\nwant %q", got, err, c.want)
+			}
+		})
 	}
 }

@@ -587,23 +587,30 @@ function runOnOtherActive(r, caller, other, code, back) {
   } catch (e) {
     throw caller.realm.error(runOnOtherMessage(other.hooks.errorParts(e)[0]));
   }
-  switch (other.hooks.kind(value)) {
+  // What other's value does when it is inspected or copied (a getter that
+  // throws, a reader that lies) is an error of the caller's realm,
+  // prefixed, as on the Go engines: never other's own thrown value, and a
+  // promise that always settles.
+  const failure = (e) => runOnOtherMessage(other.hooks.errorParts(e)[0]);
+  let kind;
+  try {
+    kind = other.hooks.kind(value);
+  } catch (e) {
+    throw caller.realm.error(failure(e));
+  }
+  switch (kind) {
     case 'promise':
     case 'thenable': {
       const d = caller.realm.promise();
       other.hooks.toPromise(value).then(
         (v) => {
-          if (other.hooks.kind(v) !== 'stream') {
-            d.resolve(copyInto(caller, other, v));
-            return;
-          }
           try {
-            d.resolve(crossStream(r, caller, other, v, back));
+            d.resolve(other.hooks.kind(v) === 'stream' ? crossStream(r, caller, other, v, back) : copyInto(caller, other, v));
           } catch (e) {
-            d.reject(caller.realm.error(e.message));
+            d.reject(caller.realm.error(failure(e)));
           }
         },
-        (e) => d.reject(caller.realm.error(runOnOtherMessage(other.hooks.errorParts(e)[0]))),
+        (e) => d.reject(caller.realm.error(failure(e))),
       );
       return d.p;
     }
@@ -611,10 +618,14 @@ function runOnOtherActive(r, caller, other, code, back) {
       try {
         return crossStream(r, caller, other, value, back);
       } catch (e) {
-        throw caller.realm.typeError(e.message);
+        throw caller.realm.typeError(failure(e));
       }
     default:
-      return copyInto(caller, other, value);
+      try {
+        return copyInto(caller, other, value);
+      } catch (e) {
+        throw caller.realm.error(failure(e));
+      }
   }
 }
 

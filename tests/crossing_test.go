@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -133,4 +134,49 @@ func TestCrossStreamClientGone(t *testing.T) {
 		a.wantStreamHeaders(t, tr)
 		a.wantComplete(t, golden(t, "stream-cross"))
 	})
+}
+
+// deafProducer is a bundle whose stream emits a 1 MiB chunk every turn
+// whatever pause says, forever.
+const deafProducer = `var stream = require('stream');
+globalThis.deaf = function () {
+  var s = new stream.PassThrough();
+  s.pause = function () { return s; };
+  (function next() {
+    if (s.destroyed) return;
+    s.emit('data', 'x'.repeat(1 << 20));
+    setImmediate(next);
+  })();
+  return s;
+};
+`
+
+// TestCrossStreamIgnoringPauseUnderLimits: a stream crossing bundles that
+// goes on producing while paused fails the caller's stream; it no longer
+// fills the memory between the runtimes until the process dies (the server
+// runs under an address-space limit, so that a regression fails the test,
+// not the machine), and the next render is served.
+func TestCrossStreamIgnoringPauseUnderLimits(t *testing.T) {
+	t.Parallel()
+	s := startLimitedServer(t, []string{"--as=" + fmt.Sprint(3<<30)}, map[string]string{
+		"RENDERER_SUPPORT_MODULES": "true",
+		"RENDERER_WORKERS_COUNT":   "1",
+	})
+	h2 := transports[0]
+	appID, producerID := newID("s"), newID("r")
+	s.upload(t, map[string]string{appID: markerBundle("alive"), producerID: deafProducer}, nil)
+	// The caller reads nothing for a second, then reads.
+	code := fmt.Sprintf(`var s = runOnOtherBundle(%q, 'deaf()');
+		new Promise((resolve) => {
+			s.on('error', (e) => resolve(e.message));
+			setTimeout(() => s.resume(), 1000);
+		})`, producerID)
+	s.render(t, h2, appID, code, producerID).want(t, h2, http.StatusOK,
+		"runOnOtherBundle: the other bundle's stream failed: the stream produced a chunk while paused (it ignores back-pressure)")
+	select {
+	case <-s.exited:
+		t.Fatalf("gorender exited: %v", s.err)
+	default:
+	}
+	s.render(t, h2, appID, "MARKER").want(t, h2, http.StatusOK, "alive")
 }

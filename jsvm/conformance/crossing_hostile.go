@@ -82,6 +82,13 @@ globalThis.getterThrows = function () {
   return { get pipe() { throw new Error('getter'); }, read: function () {} };
 };
 globalThis.lyingReader = function () { return { getReader: function () { return 42; } }; };
+// Three chunks, then an error before anyone could read them.
+globalThis.failFast = function () {
+  var r = new stream.Readable({ objectMode: true, read: function () {} });
+  r.push('a'); r.push('b'); r.push('c');
+  setTimeout(function () { r.destroy(new Error('boom')); }, 1);
+  return r;
+};
 // Bytes split inside a character: é is c3 a9.
 globalThis.split = function () {
   var r = new stream.Readable({ read: function () {} });
@@ -126,6 +133,15 @@ func testCrossStreamHostileProducer(t *testing.T, engine string) {
 		{"a reader answering twice", fmt.Sprintf(late, web...), ignored + "|true"},
 		{"empty chunks", `runOnOtherBundle('rsc', 'empties()');
 			new Promise((r) => setTimeout(r, 50)).then(() => String(runOnOtherBundle('rsc', 'pushed') < 5000))`, "true"},
+		// As a Node stream's destroy does, the error drops the chunks the
+		// caller's stream held unread.
+		{"error before the chunks were read", `var s = runOnOtherBundle('rsc', 'failFast()');
+			var failed = new Promise((resolve) => s.on('error', (e) => resolve(e.message)));
+			new Promise((r) => setTimeout(r, 100)).then(() => {
+				var got = [];
+				s.on('data', (c) => got.push(c));
+				return failed.then((m) => got.length + '|' + m);
+			})`, "0|runOnOtherBundle: the other bundle's stream failed: boom"},
 		{"bytes split inside a character", `runOnOtherBundle('rsc', 'split()').toArray().then((a) =>
 			a.map((b) => (Buffer.isBuffer(b) ? b.toString('hex') : typeof b)).join(',') + '|' + Buffer.concat(a).toString())`, "61c3,a962|aéb"},
 	} {

@@ -120,6 +120,7 @@ var cases = []struct {
 	{"CrossStreamChunkTooLarge", testCrossStreamChunkTooLarge},
 	{"CrossStreamCount", testCrossStreamCount},
 	{"CrossStreamHostileObject", testCrossStreamHostileObject},
+	{"CrossStreamChunkPastMaxAllocation", testCrossStreamChunkPastMaxAllocation},
 }
 
 // Run runs the suite on e, one subtest per case. An engine with processes

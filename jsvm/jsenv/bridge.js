@@ -194,7 +194,9 @@
   function crossPump(stream, id) {
     var ended = false;
     var p = env.pump(stream,
-      function (chunk) { return raw.crossChunk(id, chunk); },
+      // A text chunk is copied into Go: no longer than one allocation may
+      // be (RENDERER_MAX_ALLOCATION), else the stream fails (env.js pump).
+      function (chunk) { return raw.crossChunk(id, typeof chunk === 'string' ? hostString(chunk, 'runOnOtherBundle stream chunk') : chunk); },
       function () {
         ended = true;
         outgoing.delete(id);

@@ -77,19 +77,7 @@ func TestCrossStreamedRender(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var releasedAt time.Duration = -1
-				a := readStream(resp, sent, func(a *streamAnswer) {
-					if releasedAt >= 0 || len(a.Body) < last.Offset {
-						return
-					}
-					if len(a.Body) > last.Offset {
-						t.Errorf("%d bytes arrived before the payload's last line was released, want %d", len(a.Body), last.Offset)
-					}
-					if err := os.WriteFile(file, nil, 0o644); err != nil {
-						t.Error(err)
-					}
-					releasedAt = time.Since(sent)
-				})
+				a, releasedAt := readGatedStream(t, resp, sent, last.Offset, file, "the payload's last line")
 				a.wantStreamHeaders(t, tr)
 				a.wantComplete(t, want)
 				if releasedAt < 0 {

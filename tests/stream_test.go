@@ -53,6 +53,30 @@ type streamAnswer struct {
 
 // readStream reads resp's body to its end, recording each read; onRead,
 // when set, is called after each read.
+// readGatedStream reads resp as readStream does and opens a file gate:
+// once offset bytes have arrived it writes file, which the render waits
+// for before producing the rest, so that the answer proves order, not
+// timing. More than offset bytes before the gate opened is an error
+// (held names what the gate holds back). It returns the answer and when
+// the gate opened after sent, or -1 if offset bytes never arrived.
+func readGatedStream(t *testing.T, resp *http.Response, sent time.Time, offset int, file, held string) (*streamAnswer, time.Duration) {
+	t.Helper()
+	var releasedAt time.Duration = -1
+	a := readStream(resp, sent, func(a *streamAnswer) {
+		if releasedAt >= 0 || len(a.Body) < offset {
+			return
+		}
+		if len(a.Body) > offset {
+			t.Errorf("%d bytes arrived before %s was released, want %d", len(a.Body), held, offset)
+		}
+		if err := os.WriteFile(file, nil, 0o644); err != nil {
+			t.Error(err)
+		}
+		releasedAt = time.Since(sent)
+	})
+	return a, releasedAt
+}
+
 func readStream(resp *http.Response, sent time.Time, onRead func(*streamAnswer)) *streamAnswer {
 	a := &streamAnswer{
 		Status: resp.StatusCode, Header: resp.Header, ProtoMajor: resp.ProtoMajor,
@@ -356,19 +380,7 @@ func TestStreamedRender(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var releasedAt time.Duration = -1
-				a := readStream(resp, sent, func(a *streamAnswer) {
-					if releasedAt >= 0 || len(a.Body) < last.Offset {
-						return
-					}
-					if len(a.Body) > last.Offset {
-						t.Errorf("%d bytes arrived before the last boundary's data was released, want %d", len(a.Body), last.Offset)
-					}
-					if err := os.WriteFile(file, nil, 0o644); err != nil {
-						t.Error(err)
-					}
-					releasedAt = time.Since(sent)
-				})
+				a, releasedAt := readGatedStream(t, resp, sent, last.Offset, file, "the last boundary's data")
 				a.wantStreamHeaders(t, tr)
 				a.wantComplete(t, want)
 				if got := a.Header.Get("Server-Timing"); got != "" {

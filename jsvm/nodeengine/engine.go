@@ -202,7 +202,8 @@ func start(cfg config) (*Engine, error) {
 		return nil, fmt.Errorf("node engine: no process started: %w", errors.Join(errs...))
 	}
 	e.log.Info("node engine started", "node", node.path, "node_version", node.version, "processes", cfg.Processes,
-		"failed_to_start", len(errs), "heap_limit_mib", e.heapLimitMiB(), "read_roots", cfg.ReadRoots)
+		"failed_to_start", len(errs), "heap_limit_mib", e.heapLimitMiB(), "read_roots", cfg.ReadRoots,
+		"scheduling", schedulingPolicy())
 	return e, nil
 }
 

@@ -1,6 +1,7 @@
 package nodeengine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -229,6 +230,47 @@ func TestMemoryOutsideTheHeap(t *testing.T) {
 	}
 	if adj, err := os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", procs[0].PID)); err != nil || strings.TrimSpace(string(adj)) != "1000" {
 		t.Errorf("oom_score_adj %q %v, want 1000", adj, err)
+	}
+}
+
+// TestBatchScheduling: every thread of every executor runs as SCHED_BATCH
+// (policy 3), which they inherit from the thread that forks them, the
+// replacement of a killed process included.
+func TestBatchScheduling(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the policy is set on Linux")
+	}
+	e, _ := newEngine(t, config{Processes: 2})
+	before := running(t, e, 2)
+	spin := load(t, e, "spin", "", `var n = 0;`)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	if _, err := spin.Eval(ctx, `while (true) {}`, jsvm.NewRequest(nil)); renderErr(t, err).Kind != jsvm.KindTimeout {
+		t.Fatalf("a loop past the deadline: %v", err)
+	}
+	old := map[int]bool{before[0].PID: true, before[1].PID: true}
+	var after []jsvm.ProcessStats
+	waitFor(t, 30*time.Second, "the killed process replaced", func() bool {
+		after = e.Processes()
+		return len(after) == 2 && (!old[after[0].PID] || !old[after[1].PID])
+	})
+	for _, p := range after {
+		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", p.PID))
+		if len(stats) < 2 {
+			t.Fatalf("process %d: threads %v", p.PID, stats)
+		}
+		for _, stat := range stats {
+			b, err := os.ReadFile(stat)
+			if err != nil {
+				continue // a thread that ended meanwhile
+			}
+			// The fields after the command's closing parenthesis start at
+			// field 3; the policy is field 41.
+			fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+			if policy := fields[41-3]; policy != "3" {
+				t.Errorf("%s: policy %s, want 3 (SCHED_BATCH)", stat, policy)
+			}
+		}
 	}
 }
 

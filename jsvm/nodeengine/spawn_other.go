@@ -14,6 +14,10 @@ func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: t
 
 func spawn(cmd *exec.Cmd) error { return cmd.Start() }
 
+// schedulingPolicy names the executors' scheduling policy, for the log:
+// gorender's own outside Linux.
+func schedulingPolicy() string { return "gorender's" }
+
 // confineProcess sets no limit of its own outside Linux: the V8 heap limit
 // still applies.
 func confineProcess(pid int, dataLimit int64) error { return nil }

@@ -305,6 +305,19 @@ globalThis.TestStreams = {
     setTimeout(function () { out.emit('error', new Error('boom in the middle of the stream')); }, ms);
     return out;
   },
+  // huge is a web ReadableStream of one text chunk, then one of n
+  // characters, made of pieces of 1 MiB at most (on goja repeat is bounded
+  // by RENDERER_MAX_ALLOCATION itself).
+  huge: function (n) {
+    var s = '';
+    while (s.length < n) s += 'x'.repeat(Math.min(1 << 20, n - s.length));
+    return new ReadableStream({
+      start: function (controller) {
+        controller.enqueue('first chunk\n');
+        setTimeout(function () { controller.enqueue(s); controller.close(); }, 1);
+      },
+    });
+  },
   // failingWeb is a web ReadableStream that errors after its first chunk.
   failingWeb: function (ms) {
     return new ReadableStream({
@@ -733,6 +746,30 @@ func TestStreamJSError(t *testing.T) {
 		if v := s.metricValue(t, streamsEnded("error")); v != 4 {
 			t.Errorf("%s = %v, want 4", streamsEnded("error"), v)
 		}
+	})
+}
+
+// TestStreamChunkPastMaxAllocation: on goja and quickjs a text chunk of
+// the render's stream longer than RENDERER_MAX_ALLOCATION fails the stream
+// (it is copied into Go) as any error of the stream does: the answer ends
+// abruptly after the chunks before it, and the server serves the next
+// render. Before, the chunk went out whatever its length. The node engine,
+// whose processes' memory is bounded instead, sends it.
+func TestStreamChunkPastMaxAllocation(t *testing.T) {
+	t.Parallel()
+	s, id := streamsServer(t, map[string]string{"RENDERER_MAX_ALLOCATION": "1MiB", "RENDERER_WORKERS_COUNT": "1"})
+	eachTransport(t, func(t *testing.T, tr transport) {
+		a := s.streamRender(t, tr, id, "TestStreams.huge(3 << 20)", nil)
+		a.wantStreamHeaders(t, tr)
+		if testEngine == "node" {
+			a.wantComplete(t, "first chunk\n"+strings.Repeat("x", 3<<20))
+		} else {
+			a.wantAbrupt(t, tr)
+			if string(a.Body) != "first chunk\n" {
+				t.Errorf("body of %d bytes, want only the chunk before the error", len(a.Body))
+			}
+		}
+		s.render(t, tr, id, "'alive'").want(t, tr, http.StatusOK, "alive")
 	})
 }
 

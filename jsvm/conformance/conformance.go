@@ -111,6 +111,7 @@ var cases = []struct {
 	{"StreamRequestGoneWhileWaitingKeepsRuntime", testStreamRequestGoneWhileWaitingKeepsRuntime},
 	{"StreamIdleTimeout", testStreamIdleTimeout},
 	{"StreamWithoutSinkIsAnError", testStreamWithoutSinkIsAnError},
+	{"StreamChunkPastMaxAllocation", testStreamChunkPastMaxAllocation},
 	{"IncrementalUpdatesGolden", testIncrementalUpdatesGolden},
 	{"StreamsCrossBundles", testStreamsCrossBundles},
 	{"CrossStreamFlowsAsProduced", testCrossStreamFlowsAsProduced},

@@ -259,3 +259,46 @@ func testIncrementalUpdatesGolden(t *testing.T, engine string) {
 		t.Fatalf("failed chunks reported: %q", failed)
 	}
 }
+
+// testStreamChunkPastMaxAllocation: a text chunk of the render's own stream
+// is copied into Go on goja and quickjs, which RENDERER_MAX_ALLOCATION
+// bounds (1 MiB here), as it bounds one crossing bundles: a longer one
+// fails the stream with the RangeError's message, after the chunks before
+// it, as any error of the stream does; the runtime serves the next render.
+// The node engine, whose processes' memory is bounded instead (README
+// "The node engine"), sends it: Node's own bound on a string is V8's
+// longest string, 2^29-24 UTF-16 code units.
+func testStreamChunkPastMaxAllocation(t *testing.T, engine string) {
+	e := NodeEngine(t, engine, jsvm.Options{MaxAllocation: 1 << 20})
+	rt := NewLoaded(t, e, "streamer", `globalThis.Readable = require('stream').Readable;`)
+	const code = `var s = new Readable({ objectMode: true, read() {} });
+		s.push('first;');
+		setTimeout(() => { s.push('x'.repeat(1 << 20) + 'y'.repeat(1 << 20) + 'z'.repeat(1 << 20)); s.push(null); }, 1);
+		s`
+	sink := NewRecordingSink()
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"streamer": rt})
+	req.Sink = sink
+	ctx, cancel := context.WithTimeout(context.Background(), evalBound)
+	defer cancel()
+	res, err := rt.Eval(ctx, code, req)
+	if engine == "node" {
+		if err != nil || !res.Streamed || len(sink.Body()) != len("first;")+3<<20 {
+			t.Fatalf("node: streamed %v, %d bytes, %v; want the whole chunk", res.Streamed, len(sink.Body()), err)
+		}
+	} else {
+		const want = "stream chunk: 3145728 bytes are more than the 1048576 bytes one allocation may take (RENDERER_MAX_ALLOCATION)"
+		var re *jsvm.RenderError
+		if !errors.As(err, &re) || re.Kind != jsvm.KindJS || !strings.Contains(re.Text, "EXCEPTION MESSAGE:\n"+want+"\n") {
+			t.Fatalf("err = %v (streamed %v, %d bytes)\nwant a JavaScript error %q", err, res.Streamed, len(sink.Body()), want)
+		}
+		if got := sink.Body(); got != "first;" {
+			t.Fatalf("sent %d bytes, want only the chunk before the error", len(got))
+		}
+	}
+	if rt.Broken() {
+		t.Fatal("the runtime was retired after its stream failed")
+	}
+	if got := MustEval(t, rt, `'next'`); got != "next" {
+		t.Fatalf("next render: %q", got)
+	}
+}

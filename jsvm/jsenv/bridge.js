@@ -294,7 +294,10 @@
     // pump(stream): forward the stream to the host's sink.
     pump: function (stream) {
       streamCancel = env.pump(stream,
-        function (chunk) { raw.streamChunk(chunk); },
+        // A text chunk is copied into Go: no longer than one allocation may
+        // be (RENDERER_MAX_ALLOCATION), else the stream fails (env.js
+        // pump), as one crossing bundles does (crossPump).
+        function (chunk) { raw.streamChunk(typeof chunk === 'string' ? hostString(chunk, 'stream chunk') : chunk); },
         function () { raw.streamEnd(); },
         function (e) {
           var p = parts(e);

@@ -185,6 +185,7 @@ func (h *Host) sharedGet(key any) Reply {
 		return Bool(true)
 	}
 	text, err := owner.exportShared(key)
+	h.failOnPanic()
 	if err != nil {
 		return Undefined()
 	}

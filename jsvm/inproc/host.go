@@ -41,6 +41,8 @@ type Host struct {
 	// uncaught is the first exception of a callback with no caller (a
 	// microtask, a nextTick): it fails the render.
 	uncaught *Exception
+	// panicked is the panic that retired the runtime (retireRender).
+	panicked *HostPanic
 	stream   *streamState
 	// The streams crossing runtimes (crossstream.go) this runtime receives
 	// and produces, by id.
@@ -241,6 +243,7 @@ var Functions = []Function{
 	}},
 	{"runOnOther", func(h *Host, a Args) Reply { // (bundleId, code) → description, or null: run it here
 		text, here, herr := h.rt.runOnOther(a.String(0), a.String(1))
+		h.failOnPanic()
 		switch {
 		case herr != nil:
 			return Throw(herr)

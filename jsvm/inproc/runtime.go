@@ -83,7 +83,8 @@ func (r *Runtime[V]) Close() {
 }
 
 // check notes what err means for the runtime: after anything but an
-// ordinary JavaScript exception its state is unknown, and it is retired.
+// ordinary JavaScript exception its state is unknown, and it is retired;
+// after a panic, so are the others taking part in its render.
 func (r *Runtime[V]) check(err error) error {
 	if err == nil {
 		return nil
@@ -92,11 +93,70 @@ func (r *Runtime[V]) check(err error) error {
 	if !errors.As(err, &ex) || ex.Fatal {
 		r.broken = true
 	}
+	var hp *HostPanic
+	if errors.As(err, &hp) {
+		r.retireRender(hp)
+	}
 	return err
+}
+
+// HostPanic is the error of a call into JavaScript during which a host
+// function panicked, where the engine recovers it (quickjs); on goja the
+// panic itself goes through the call (retireOnPanic).
+type HostPanic struct{ Value any }
+
+func (p *HostPanic) Error() string {
+	return fmt.Sprintf("internal error in the JavaScript host: %v", p.Value)
+}
+
+// retireOnPanic, deferred around a call into the runtime's JavaScript,
+// retires the runtime and the others of its render when a panic goes
+// through the call, and lets the panic go on (recoverInto answers it).
+func (r *Runtime[V]) retireOnPanic() {
+	if p := recover(); p != nil {
+		hp, ok := p.(*HostPanic)
+		if !ok {
+			hp = &HostPanic{Value: p}
+		}
+		r.retireRender(hp)
+		panic(p)
+	}
+}
+
+// retireRender retires this runtime after a panic in it, and every runtime
+// taking part in its render now (the caller whose runOnOtherBundle or
+// event loop runs it, the bundles it runs or whose streams it receives):
+// a panic leaves their shared state (the streams between them, calls half
+// done) unknown. A runtime whose host function runs another runtime's
+// JavaScript fails that call with the panic (failOnPanic).
+func (r *Runtime[V]) retireRender(hp *HostPanic) {
+	r.broken = true
+	r.host.panicked = hp
+	req := r.host.req
+	if req == nil {
+		return
+	}
+	for _, rt := range req.Runtimes {
+		if other, ok := runtimeOf[V](rt); ok && other.host.req == req {
+			other.broken = true
+			other.host.panicked = hp
+		}
+	}
+}
+
+// failOnPanic panics again, in a host function that ran another runtime's
+// JavaScript, the panic that retired this runtime meanwhile: the call fails
+// as if it had panicked itself, rather than handing the bundle an
+// exception it could catch and go on with.
+func (h *Host) failOnPanic() {
+	if h.panicked != nil {
+		panic(h.panicked)
+	}
 }
 
 // call runs an op of the bridge; the caller frees the result.
 func (r *Runtime[V]) call(op Op, args ...any) (V, error) {
+	defer r.retireOnPanic()
 	v, err := r.vm.Call(op, args...)
 	return v, r.check(err)
 }
@@ -120,6 +180,7 @@ func (r *Runtime[V]) callString(op Op, args ...any) (string, error) {
 
 // run evaluates code as a global script named name.
 func (r *Runtime[V]) run(name, code string) (V, error) {
+	defer r.retireOnPanic()
 	r.scripts[name] = script{code: code}
 	v, err := r.vm.RunScript(name, code)
 	return v, r.check(err)

@@ -34,9 +34,15 @@ func (v *vm) dispatch(argv ...quickjs.Value) (ret quickjs.Value) {
 				return
 			}
 			// The call into JavaScript in progress fails with it, and the
-			// runtime is retired.
-			v.hostPanic = fmt.Errorf("internal error in the JavaScript host: %v", p)
-			ret = v.failWith(&inproc.HostError{Name: "Error", Message: v.hostPanic.Error()})
+			// runtime is retired (with the others of its render:
+			// inproc's check). A host function that failed on another
+			// runtime's panic (failOnPanic) passes that one on.
+			hp, ok := p.(*inproc.HostPanic)
+			if !ok {
+				hp = &inproc.HostPanic{Value: p}
+			}
+			v.hostPanic = hp
+			ret = v.failWith(&inproc.HostError{Name: "Error", Message: hp.Error()})
 		}
 	}()
 	a := args{v: v, a: argv}

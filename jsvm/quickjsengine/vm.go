@@ -215,7 +215,12 @@ func (v *vm) completed(value quickjs.Value, ok bool, err error) (quickjs.Value, 
 		value = quickjs.Value{}
 	}
 	if v.depth == 0 {
-		if derr := v.drain(); derr != nil {
+		derr := v.drain()
+		if derr == nil && v.hostPanic != nil {
+			// A host function panicked in a promise job.
+			derr = v.hostPanic
+		}
+		if derr != nil {
 			if ok {
 				qjsFree(&value)
 			}
@@ -279,6 +284,10 @@ func (v *vm) callValue(op inproc.Op, args ...any) (quickjs.Value, error) {
 	}
 	if v.depth == 0 && err == nil {
 		err = v.drain()
+		if err == nil && v.hostPanic != nil {
+			// A host function panicked in a promise job.
+			err = v.hostPanic
+		}
 	}
 	switch {
 	case err != nil:

@@ -122,6 +122,7 @@ var cases = []struct {
 	{"CrossStreamCount", testCrossStreamCount},
 	{"CrossStreamHostileObject", testCrossStreamHostileObject},
 	{"CrossStreamChunkPastMaxAllocation", testCrossStreamChunkPastMaxAllocation},
+	{"CrossStreamTwoConsumers", testCrossStreamTwoConsumers},
 }
 
 // Run runs the suite on e, one subtest per case. An engine with processes

@@ -335,3 +335,108 @@ func crossStopped(t *testing.T, entry, rsc jsvm.Runtime, newReq func() *jsvm.Req
 		t.Fatal(err)
 	}
 }
+
+// sharedProducerSrc adds to producerSrc one stream for the whole render,
+// whoever asks for it (it lives in a global): its chunks come on a timer,
+// after every caller could start reading.
+const sharedProducerSrc = `
+globalThis.shared = function () {
+  if (!globalThis.sharedStream) {
+    var r = new stream.Readable({ objectMode: true, read: function () {} });
+    var i = 0;
+    var iv = setInterval(function () {
+      if (i === 3) { clearInterval(iv); r.push(null); return; }
+      r.push('abc'[i++]);
+    }, 3);
+    globalThis.sharedStream = r;
+  }
+  return globalThis.sharedStream;
+};
+// The same for a stream of 300 chunks of 1 KiB, as fast as it is read.
+globalThis.sharedBig = function () {
+  if (!globalThis.sharedBigStream) {
+    var n = 0;
+    globalThis.sharedBigStream = new stream.Readable({ objectMode: true, read: function () {
+      this.push(n++ < 300 ? 'x'.repeat(1024) : null);
+    } });
+  }
+  return globalThis.sharedBigStream;
+};
+`
+
+// testCrossStreamTwoConsumers: two readers of the third bundle's streams in
+// one render. The render's entry holds a stream of rsc, then calls mid,
+// whose code reads a stream of rsc itself: mid's promise settles, as in
+// Node, while the entry waits on it (mid's loop runs rsc's timers; before,
+// only the entry's did, and mid's promise never settled). A stream object
+// handed out twice is one stream, as in Node: both readers see its chunks
+// from when they start reading, and the entry's own stream read by two
+// listeners gives each every chunk; a web stream has one reader, a second
+// getReader throws.
+func testCrossStreamTwoConsumers(t *testing.T, engine string) {
+	e := NodeEngine(t, engine, jsvm.Options{})
+	for _, c := range []struct {
+		name, code, want string
+		stops            bool // mid stops an endless stream of rsc (crossStopped)
+	}{
+		{"another stream of the same bundle", `var s = runOnOtherBundle('rsc', 'mixed(3)');
+			var r = runOnOtherBundle('mid', "collect(runOnOtherBundle('rsc', 'mixed(3)'))");
+			Promise.all([collect(s), r]).then((a) => a.join(' & '))`,
+			"Readable|s:a,b:bé,s:c & Readable|s:a,b:bé,s:c", false},
+		// rsc goes back to the entry's loop when mid's part ends, and what
+		// mid received stops then.
+		{name: "an endless stream mid stops reading", code: `var s = runOnOtherBundle('rsc', 'mixed(3)');
+			var r = runOnOtherBundle('mid', "new Promise((r) => runOnOtherBundle('rsc', 'endless()').once('data', (c) => r('mid: ' + c)))");
+			Promise.all([collect(s), r]).then((a) => a.join(' & '))`,
+			want: "Readable|s:a,b:bé,s:c & mid: tick", stops: true},
+		{"the same stream object", `var s = runOnOtherBundle('rsc', 'shared()');
+			var r = runOnOtherBundle('mid', "collect(runOnOtherBundle('rsc', 'shared()'))");
+			Promise.all([collect(s), r]).then((a) => a.join(' & '))`,
+			"Readable|s:a,s:b,s:c & Readable|s:a,s:b,s:c", false},
+		{"the same stream object twice to the entry", `var s1 = runOnOtherBundle('rsc', 'shared()'), s2 = runOnOtherBundle('rsc', 'shared()');
+			Promise.all([collect(s1), collect(s2)]).then((a) => a.join(' & '))`,
+			"Readable|s:a,s:b,s:c & Readable|s:a,s:b,s:c", false},
+		// One stream object read at once by one caller, late by the other:
+		// it waits for the slower (Node's pipe to two destinations does),
+		// rather than failing the slower's stream for a chunk while paused.
+		// The later reader sees the chunks from when it started: all 300 on
+		// node, where rsc's stream starts flowing once the entry's
+		// synchronous code ended; on goja and quickjs rsc's promise jobs
+		// run as each call into it returns, so it flowed into the first.
+		{"the same stream object, one reader slower", `var count = (s) => new Promise((r) => {
+				var n = 0;
+				s.on('data', () => n++); s.on('end', () => r(n)); s.on('error', (e) => r(e.message));
+			});
+			var s1 = runOnOtherBundle('rsc', 'sharedBig()'), s2 = runOnOtherBundle('rsc', 'sharedBig()');
+			var fast = count(s2);
+			new Promise((r) => setTimeout(r, 100)).then(() => Promise.all([count(s1), fast]))
+				.then(([slow, fast]) => slow + ' ' + (fast > 0 && fast <= 300))`,
+			"300 true", false},
+		{"two listeners of one stream", `var s = runOnOtherBundle('rsc', 'mixed(3)');
+			Promise.all([collect(s), collect(s)]).then((a) => a.join(' & '))`,
+			"Readable|s:a,b:bé,s:c & Readable|s:a,b:bé,s:c", false},
+		{"two readers of one web stream", `var w = runOnOtherBundle('rsc', 'web()'); var first = collectWeb(w);
+			try { w.getReader(); 'second reader' } catch (e) { first.then((f) => f + ' | ' + e.name) }`,
+			"ReadableStream|s:x,u:y,s:z | TypeError", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Fresh runtimes: shared() keeps its stream in a global.
+			entry := NewLoaded(t, e, "entry", consumerSrc)
+			rsc := NewLoaded(t, e, "rsc", producerSrc+sharedProducerSrc)
+			mid := NewLoaded(t, e, "mid", consumerSrc)
+			newReq := func() *jsvm.Request {
+				return jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "rsc": rsc, "mid": mid})
+			}
+			got, err := evalCross(t, entry, newReq(), c.code)
+			if err != nil || got != c.want {
+				t.Fatalf("got %q, %v\nwant %q", got, err, c.want)
+			}
+			if entry.Broken() || rsc.Broken() || mid.Broken() {
+				t.Fatal("a runtime was retired")
+			}
+			if c.stops {
+				crossStopped(t, entry, rsc, newReq)
+			}
+		})
+	}
+}

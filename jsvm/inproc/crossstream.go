@@ -224,27 +224,70 @@ func (r *Runtime[V]) takeStream(other *Runtime[V], value V) (string, error) {
 	return fmt.Sprintf(`{"st":%d,"k":%q}`, id, kind), nil
 }
 
-// link makes this runtime's loop drive other's until this runtime's render
-// ends (closeCrossings): other's timers keep its stream going.
+// link makes this runtime's loop drive other's until this runtime's part
+// of the render ends (closeCrossings): other's timers keep its stream going.
+// When another runtime's loop drives other's already and not through this
+// one's, that runtime does not run now (the request's runtimes run on one
+// goroutine, and this one's code runs): this one takes other over, so that
+// other's streams flow while this one waits on its own promise in its own
+// loop (a second reader of the third bundle's streams), and hands it back
+// when its part ends.
 func (r *Runtime[V]) link(other *Runtime[V]) error {
-	if other.feeds != nil {
-		return nil // already driven by a runtime of this request
+	for d := other.feeds; d != nil; d = d.feeds {
+		if d == r {
+			return nil // already driven through this runtime's loop
+		}
 	}
-	unlink, ok := r.ensureLoop().Link(other.ensureLoop(), other.takeUncaught)
-	if !ok {
+	var back *lentRuntime[V]
+	if from := other.feeds; from != nil {
+		if l, ok := from.release(other); ok {
+			back = &lentRuntime[V]{owner: from, entry: l}
+		}
+	}
+	if !r.adopt(linkedRuntime[V]{rt: other, back: back}) {
+		if back != nil {
+			back.owner.adopt(back.entry)
+		}
 		return fmt.Errorf("bundle %q feeds this one's caller: a stream cannot cross back to it", other.prg.Name())
 	}
-	other.feeds = r
-	r.linkMu.Lock()
-	r.linked = append(r.linked, linkedRuntime[V]{rt: other, unlink: unlink})
-	r.linkMu.Unlock()
 	return nil
+}
+
+// adopt links l.rt's loop under this runtime's, to drive it.
+func (r *Runtime[V]) adopt(l linkedRuntime[V]) bool {
+	unlink, ok := r.ensureLoop().Link(l.rt.ensureLoop(), l.rt.takeUncaught)
+	if !ok {
+		return false
+	}
+	l.unlink = unlink
+	l.rt.feeds = r
+	r.linkMu.Lock()
+	r.linked = append(r.linked, l)
+	r.linkMu.Unlock()
+	return true
+}
+
+// release stops this runtime's loop driving other's and returns its entry.
+func (r *Runtime[V]) release(other *Runtime[V]) (linkedRuntime[V], bool) {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	for i, l := range r.linked {
+		if l.rt == other {
+			r.linked = append(r.linked[:i:i], r.linked[i+1:]...)
+			l.unlink()
+			other.feeds = nil
+			return l, true
+		}
+	}
+	return linkedRuntime[V]{}, false
 }
 
 // closeCrossings ends what crossed into this runtime's render: the streams
 // it received are cancelled where they still run, and the runtimes that
-// fed them finish their part of the render (their timers cancelled). A
-// stream it still produces for another runtime fails there.
+// fed them finish their part of the render (their timers cancelled), or go
+// back to the runtime this one took them over from (link) while that
+// one's part goes on. A stream it still produces for another runtime fails
+// there.
 func (r *Runtime[V]) closeCrossings() {
 	for id, cs := range r.host.crossIn {
 		delete(r.host.crossIn, id)
@@ -256,14 +299,24 @@ func (r *Runtime[V]) closeCrossings() {
 		cs.put(crossItem{end: true, failed: &ended})
 		cs.abort(ended)
 	}
-	r.linkMu.Lock()
-	linked := r.linked
-	r.linked = nil
-	r.linkMu.Unlock()
-	for _, l := range linked {
-		l.unlink()
-		l.rt.feeds = nil
-		l.rt.finish()
+	// Finishing a linked runtime may hand one back to this one: until none
+	// is left.
+	for {
+		r.linkMu.Lock()
+		linked := r.linked
+		r.linked = nil
+		r.linkMu.Unlock()
+		if len(linked) == 0 {
+			return
+		}
+		for _, l := range linked {
+			l.unlink()
+			l.rt.feeds = nil
+			if b := l.back; b != nil && !b.owner.broken && b.owner.host.req != nil && b.owner.host.req == r.host.req && b.owner.adopt(b.entry) {
+				continue
+			}
+			l.rt.finish()
+		}
 	}
 }
 
@@ -278,10 +331,19 @@ func (r *Runtime[V]) interrupt() {
 	}
 }
 
-// linkedRuntime is a runtime whose loop this one's drives.
+// linkedRuntime is a runtime whose loop this one's drives; back, when this
+// one took it over from another (link), is where it goes back to.
 type linkedRuntime[V any] struct {
 	rt     *Runtime[V]
 	unlink func()
+	back   *lentRuntime[V]
+}
+
+// lentRuntime is the entry of the runtime that drove a linked runtime
+// before.
+type lentRuntime[V any] struct {
+	owner *Runtime[V]
+	entry linkedRuntime[V]
 }
 
 // textChunk is a string chunk as the host received it.

@@ -521,6 +521,7 @@
       .forEach(function (name) { g[name] = timers[name]; });
   }
 
+  var pumpHolds = new WeakMap(); // a Node stream -> how many of its pumps hold it paused
   function isStream(value) {
     return (typeof value.pipe === 'function' && typeof value.read === 'function') ||
       typeof value.getReader === 'function';
@@ -635,6 +636,7 @@
     // it, web tells a web ReadableStream.
     pump: function (stream, onChunk, onEnd, onError) {
       var finished = false, paused = false, pump;
+      var holds = pumpHolds;
       function finish(fn, arg) {
         if (!finished) {
           finished = true;
@@ -707,28 +709,53 @@
         step();
         return pump;
       }
+      // One stream object may be pumped more than once (a bundle hands the
+      // same stream to two callers): it stays paused while any of its
+      // pumps holds it paused, as a Node stream piped to two destinations
+      // waits for the slower, so that a chunk while paused still means the
+      // stream ignores pause.
+      var hold = function () {
+        holds.set(stream, (holds.get(stream) || 0) + 1);
+        if (typeof stream.pause === 'function') stream.pause();
+      };
+      var unhold = function () {
+        var n = (holds.get(stream) || 1) - 1;
+        if (n > 0) holds.set(stream, n);
+        else holds.delete(stream);
+        return n === 0;
+      };
+      var release = function () {
+        if (paused) {
+          paused = false;
+          unhold();
+        }
+      };
       stream.on('data', function (chunk) {
         if (finished || deaf()) return;
         paused = !deliver(chunk);
-        if (paused && !finished && typeof stream.pause === 'function') stream.pause();
+        if (paused && !finished) hold();
       });
-      stream.on('end', function () { finish(onEnd); });
-      stream.on('error', function (e) { finish(onError, e); });
+      stream.on('end', function () { release(); finish(onEnd); });
+      stream.on('error', function (e) { release(); finish(onError, e); });
       stream.on('close', function () {
+        release();
         finish(onError, new Error('the stream closed before it ended'));
       });
       pump = {
         web: false,
         cancel: function (reason) {
           finished = true;
+          release();
           if (typeof stream.destroy === 'function') stream.destroy(reason);
         },
         resume: function () {
+          if (!paused) return;
           paused = false;
-          if (!finished && typeof stream.resume === 'function') stream.resume();
+          if (unhold() && !finished && typeof stream.resume === 'function') stream.resume();
         },
       };
-      if (typeof stream.resume === 'function') stream.resume();
+      // Held paused by another of its pumps: it flows when that one resumes.
+      if (!holds.has(stream) && typeof stream.resume === 'function') stream.resume();
       return pump;
     },
     // incoming makes the stream a runOnOtherBundle caller receives for

@@ -13,7 +13,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -117,16 +116,15 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	}
 	var (
 		reading sync.WaitGroup
-		stopped atomic.Bool
+		state   updateReading
 	)
 	var pushed int
 	reading.Go(func() {
-		pushed = h.readUpdates(ctx, rc, lines, lineTimeout, &stopped, set, first.OnClose, req.Updates, stopRender)
+		pushed = h.readUpdates(ctx, rc, lines, lineTimeout, &state, set, first.OnClose, req.Updates, stopRender)
 	})
 	// Unblock and wait for the reader: the controller is not ours after return.
 	stopReading := sync.OnceFunc(func() {
-		stopped.Store(true)
-		_ = rc.SetReadDeadline(time.Now())
+		state.stop(rc)
 		reading.Wait()
 	})
 	defer stopReading()
@@ -237,22 +235,16 @@ func updateChunk(v any) (*jsvm.Update, bool) {
 // chunk, and returns how many it pushed. A line that is not a valid chunk
 // is logged and skipped; a body that stalls or breaks a limit stops the
 // render (the answer has started, so it ends abruptly).
-func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController, lines *lineReader, timeout time.Duration, stopped *atomic.Bool,
+func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController, lines *lineReader, timeout time.Duration, state *updateReading,
 	set map[string]bool, onClose *jsvm.Update, updates *jsvm.Updates, stop context.CancelCauseFunc) (pushed int) {
 	for n := 2; ; n++ {
-		_ = rc.SetReadDeadline(time.Now().Add(timeout))
-		if stopped.Load() {
-			// The handler stopped reading, and its deadline (now) may be
-			// the one just replaced: put it back, or an aborted HTTP/1.1
-			// answer stays open while net/http drains the body until this
-			// one.
-			_ = rc.SetReadDeadline(time.Now())
+		if !state.arm(rc, timeout) {
 			return
 		}
 		line, err := lines.next()
 		switch {
 		case errors.Is(err, io.EOF):
-			_ = rc.SetReadDeadline(time.Time{})
+			state.ended(rc)
 			updates.Close(onClose)
 			return
 		case errors.Is(err, os.ErrDeadlineExceeded):
@@ -280,6 +272,53 @@ func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController,
 			}
 			pushed++
 		}
+	}
+}
+
+// updateReading is what the update reader and the handler share about the
+// connection's read deadline, which both set: the reader its line window,
+// the handler "now" to unblock a reader it stops.
+type updateReading struct {
+	mu      sync.Mutex
+	stopped bool // the handler stopped reading
+	atEOF   bool // the reader met the body's end
+}
+
+// arm sets the window for the next line, unless the handler stopped
+// reading: a deadline set after the handler's (now) would replace it, and
+// an aborted HTTP/1.1 answer would stay open while net/http drains the
+// body until then.
+func (s *updateReading) arm(rc *http.ResponseController, timeout time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	_ = rc.SetReadDeadline(time.Now().Add(timeout))
+	return true
+}
+
+// ended records the body's end. From then on the connection's reads are
+// net/http's: over HTTP/1.1 it reads ahead for the next request (its
+// background read, which clears the deadline as it starts).
+func (s *updateReading) ended(rc *http.ResponseController) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.atEOF = true
+	_ = rc.SetReadDeadline(time.Time{})
+}
+
+// stop makes a reader still waiting for a line return. Once the body
+// ended it leaves the deadline alone: net/http's read ahead would fail at
+// "now", which cancels the connection's context, and every later request
+// on that HTTP/1.1 connection would start cancelled (answered 200 with
+// no body).
+func (s *updateReading) stop(rc *http.ResponseController) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	if !s.atEOF {
+		_ = rc.SetReadDeadline(time.Now())
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -33,10 +32,9 @@ func TestReadUpdatesLeavesTheStopDeadline(t *testing.T) {
 		}
 		// The handler stops the reader (stopReading) before it is back at
 		// its loop's top.
-		var stopped atomic.Bool
-		stopped.Store(true)
-		_ = rc.SetReadDeadline(time.Now())
-		(&Handlers{}).readUpdates(r.Context(), rc, lines, time.Hour, &stopped, nil, nil, nil, nil)
+		var state updateReading
+		state.stop(rc)
+		(&Handlers{}).readUpdates(r.Context(), rc, lines, time.Hour, &state, nil, nil, nil, nil)
 		_, err := r.Body.Read(make([]byte, 1))
 		read <- err
 	}))

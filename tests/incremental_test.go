@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"regexp"
 	"strconv"
 	"strings"
@@ -598,6 +599,60 @@ func TestIncrementalDependency(t *testing.T) {
 		}
 		if !regexp.MustCompile(`^` + regexp.QuoteMeta(want) + `increment=[0-9]+\nend\n$`).MatchString(body) {
 			t.Errorf("answer %s, want %s + increment=<n>, end", clip(body), clip(want))
+		}
+	})
+}
+
+// TestIncrementalKeepsTheConnection: the connection of an incremental
+// render serves the requests after it. Its update reader met the body's
+// end, after which net/http reads ahead on an HTTP/1.1 connection for the
+// next request; the handler used to move the read deadline to now when
+// the render ended all the same, which failed that read ahead and
+// cancelled the connection's context: every later request on the
+// connection started cancelled and was answered 200 with no body.
+func TestIncrementalKeepsTheConnection(t *testing.T) {
+	t.Parallel()
+	s, id := asyncPropsServer(t)
+	body := string(ndjson(t, asyncPropsFirst(t, id, nil))) +
+		string(ndjson(t, updateLine(id, request(t, "async-props-update-1")))) +
+		string(ndjson(t, updateLine(id, request(t, "async-props-update-2"))))
+	eachTransport(t, func(t *testing.T, tr transport) {
+		// One connection, which every request below must reuse.
+		client := gemclient.NewHTTPClient(tr.h2c)
+		client.Transport.(*http.Transport).MaxConnsPerHost = 1
+		defer client.CloseIdleConnections()
+		var conns []string
+		traced := func() context.Context {
+			return httptrace.WithClientTrace(ctx(t), &httptrace.ClientTrace{
+				GotConn: func(info httptrace.GotConnInfo) { conns = append(conns, info.Conn.LocalAddr().String()) },
+			})
+		}
+		gem := s.gem(tr)
+		gem.HTTP = client
+		for i := range 3 {
+			req, err := http.NewRequestWithContext(traced(), http.MethodPost, s.url+incrementalPath(id), strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", ndjsonType)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK || string(got) != golden(t, "async-props-close") {
+				t.Fatalf("incremental render %d: %d %s, %v", i, resp.StatusCode, clip(string(got)), err)
+			}
+			r := must(t)(gem.RenderRaw(traced(), gemclient.Render{BundleID: id, Code: "'after ' + " + strconv.Itoa(i)}))
+			if r.Status != http.StatusOK || r.Body != "after "+strconv.Itoa(i) {
+				t.Fatalf("the render after incremental render %d on its connection: %d %q %v", i, r.Status, clip(r.Body), r.Header)
+			}
+		}
+		for _, c := range conns[1:] {
+			if c != conns[0] {
+				t.Fatalf("the requests went over more than one connection: %v", conns)
+			}
 		}
 	})
 }

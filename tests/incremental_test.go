@@ -560,6 +560,15 @@ globalThis.DepEntry = {
   emit: function (key) { out().write(key + '=' + sharedExecutionContext.get(key) + '\n'); },
   increment: function (depId) { out().write('increment=' + runOnOtherBundle(depId, 'RscStub.increment()') + '\n'); },
   end: function () { out().end('end\n'); },
+  // waitFor writes key's value once the shared context has one, looking
+  // every millisecond.
+  waitFor: function (key) {
+    (function look() {
+      var v = sharedExecutionContext.get(key);
+      if (v === undefined) setTimeout(look, 1);
+      else out().write(key + '=' + v + '\n');
+    })();
+  },
 };
 `
 
@@ -600,6 +609,71 @@ func TestIncrementalDependency(t *testing.T) {
 		if !regexp.MustCompile(`^` + regexp.QuoteMeta(want) + `increment=[0-9]+\nend\n$`).MatchString(body) {
 			t.Errorf("answer %s, want %s + increment=<n>, end", clip(body), clip(want))
 		}
+	})
+}
+
+// timersDepBundle is a dependency bundle whose functions, called from
+// update chunks, leave work in its event loop.
+const timersDepBundle = `'use strict';
+globalThis.DepTimers = {
+  // later sets key in the shared context from a timer of this bundle.
+  later: function (key) { setTimeout(function () { sharedExecutionContext.set(key, 'set by a timer'); }, 1); },
+  // tick counts in this bundle's global state every millisecond.
+  tick: function () { setInterval(function () { globalThis.ticks = (globalThis.ticks || 0) + 1; }, 1); },
+};
+`
+
+// TestIncrementalDependencyTimers: what an update chunk sets going in a
+// dependency bundle is part of the render, as on Node where every bundle
+// shares one event loop (PROTOCOL.md §8; README "Each render runs an event
+// loop"): the dependency's timers run while the answer streams (the
+// entry's stream waits for a value a timer of the dependency sets), and
+// stop when the render ends (an interval the dependency left running
+// ticks in no later render of that bundle). On goja and quickjs the
+// dependency's timers used to wait unrun (the answer was cut at its idle
+// window) and then ran in the next render its runtime served.
+func TestIncrementalDependencyTimers(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true", "RENDERER_WORKERS_COUNT": "1", "RENDERER_STREAM_IDLE_TIMEOUT": "5s"})
+	entry, dep := newID("s"), newID("r")
+	s.upload(t, map[string]string{entry: depEntryBundle, dep: timersDepBundle}, nil)
+	first := firstLine("DepEntry.render()", []string{dep}, map[string]any{
+		"onRequestClosedUpdateChunk": updateLine(entry, "DepEntry.end()"),
+	})
+	// still checks that the dependency's ticks counter does not move
+	// during a render of its own.
+	still := func(t *testing.T, tr transport) {
+		t.Helper()
+		r := s.render(t, tr, dep, `new Promise(function (resolve) {
+  var before = globalThis.ticks;
+  setTimeout(function () { resolve(before === globalThis.ticks ? 'still' : 'ticked from ' + before + ' to ' + globalThis.ticks); }, 20);
+})`)
+		if r.Status != http.StatusOK || r.Body != "still" {
+			t.Errorf("a later render of the dependency: %d %s, want 200 still: an interval of the incremental render ran in it", r.Status, clip(r.Body))
+		}
+	}
+	// exchange is one incremental render: depChunk in the dependency, then
+	// entryChunk in the entry, whose stream then writes line.
+	exchange := func(t *testing.T, tr transport, depChunk, entryChunk, line string) {
+		t.Helper()
+		inc := s.startIncremental(t, tr, entry, first)
+		inc.wantStreamHeaders(t, tr)
+		inc.send(updateLine(dep, depChunk))
+		inc.send(updateLine(entry, entryChunk))
+		inc.waitFor("shell\n" + line)
+		body, err := inc.finish()
+		if err != nil || body != "shell\n"+line+"end\n" {
+			t.Errorf("answer %s, %v", clip(body), err)
+		}
+	}
+	eachTransport(t, func(t *testing.T, tr transport) {
+		t.Run("interval stops with the render", func(t *testing.T) {
+			exchange(t, tr, "DepTimers.tick()", "DepEntry.emit('none')", "none=undefined\n")
+			still(t, tr)
+		})
+		t.Run("timer runs during the render", func(t *testing.T) {
+			exchange(t, tr, "DepTimers.later('late')", "DepEntry.waitFor('late')", "late=set by a timer\n")
+		})
 	})
 }
 

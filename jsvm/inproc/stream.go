@@ -128,6 +128,9 @@ func (r *Runtime[V]) drainUpdates(ctx context.Context, req *jsvm.Request, releas
 			stop()
 		}
 		target.vm.Free(&v)
+		if target != r {
+			r.keepUpdated(target)
+		}
 		if err == nil {
 			continue
 		}
@@ -141,6 +144,20 @@ func (r *Runtime[V]) drainUpdates(ctx context.Context, req *jsvm.Request, releas
 		release()
 	}
 	return nil
+}
+
+// keepUpdated makes target, a bundle of the request that an update chunk
+// ran in, part of this render until it ends, as on the node engine, where
+// every bundle's work runs in one event loop: this runtime's loop drives
+// target's (the timers and immediates the chunk set run), and the render's
+// end finishes it (closeCrossings: its timers cancelled, its per-render
+// globals cleared). Without that, what the chunk set waited unrun and ran
+// in the next render target served. Should target's loop not be linkable,
+// its part ends with the chunk, as a runOnOtherBundle call's does.
+func (r *Runtime[V]) keepUpdated(target *Runtime[V]) {
+	if r.link(target) != nil {
+		target.finish()
+	}
 }
 
 func (r *Runtime[V]) updateFailed(req *jsvm.Request, up jsvm.Update, message string) {

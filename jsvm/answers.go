@@ -54,6 +54,21 @@ type RenderError struct {
 
 func (e *RenderError) Error() string { return e.Text }
 
+// BundleLoadError is a bundle of a render's set that failed to load where
+// the render was to run, after it had loaded elsewhere: an engine that
+// evaluates a bundle once per process (node) loads it again for a render
+// in a process that lacks it, and that load may fail although the first
+// succeeded (a file the bundle requires at load changed meanwhile). It is
+// answered as any bundle that fails to load (worker.LoadError: 400,
+// PROTOCOL.md §5), not as an internal error.
+type BundleLoadError struct {
+	ID  string
+	Err error
+}
+
+func (e *BundleLoadError) Error() string { return e.Err.Error() }
+func (e *BundleLoadError) Unwrap() error { return e.Err }
+
 // ErrInterrupted is the reason given to an engine's interrupt when a
 // render's context ends.
 var ErrInterrupted = errors.New("render interrupted")

@@ -2,8 +2,11 @@ package tests
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -255,5 +258,112 @@ func TestNodeLoadTimeout(t *testing.T) {
 	}
 	if v := s.scrapeMetrics(t).value("gorender_engine_process_restarts_total", "reason", "load_deadline"); v != 1 {
 		t.Errorf("gorender_engine_process_restarts_total{reason=\"load_deadline\"} = %v, want 1", v)
+	}
+}
+
+// TestNodeLoadFailsInAnotherProcess: a bundle that loaded in one Node.js
+// process and fails to load in another, where a render needs it (a file
+// it requires at load was corrupted in its directory between the two
+// loads), answers that render as any bundle that fails to load: 400 The
+// bundle failed to load, naming the error (before, 500 Internal error);
+// the process that has the bundle keeps serving it.
+//
+// The order is forced: a gated render of another bundle holds one process
+// (P1), the bundle loads in the other (P2) for a gated render of its own,
+// the required file is corrupted, and a second render of the bundle, whose
+// runtime is made while neither process is idle (so it loads nothing
+// then), waits for a process; releasing P1 hands it P1, which must load
+// the bundle. RENDERER_NODE_QUEUE_DEPTH=1 keeps it from queueing on P2.
+func TestNodeLoadFailsInAnotherProcess(t *testing.T) {
+	skipUnlessNode(t)
+	t.Parallel()
+	s := startServer(t, map[string]string{
+		"RENDERER_WORKERS_COUNT":    "2",
+		"RENDERER_NODE_QUEUE_DEPTH": "1",
+		"RENDERER_SUPPORT_MODULES":  "true",
+		"RENDERER_RENDER_TIMEOUT":   "60s",
+		"RENDERER_QUEUE_TIMEOUT":    "60s",
+	})
+	tr := transports[0]
+	kids := childrenOf(t, s.cmd.Process.Pid)
+	holder, id := newID("s"), newID("s")
+	s.upload(t, map[string]string{
+		holder: markerBundle("holder") + streamGate,
+		id:     "globalThis.PART = require('./part.js');\n" + streamGate,
+	}, map[string]string{"part.js": "module.exports = 'part';\n"})
+	busy := func(what string, bundle string, n float64) {
+		t.Helper()
+		s.waitScrape(t, 60*time.Second, what, func(p promScrape) bool { return p.value("gorender_runtimes_busy", "bundle", bundle) == n })
+	}
+	gated := func(bundle, gate string) <-chan *response {
+		answered := make(chan *response, 1)
+		go func() {
+			code := fmt.Sprintf("streamGate(%q, PART + ' ' + %q)", gate, gate)
+			if bundle == holder {
+				code = fmt.Sprintf("streamGate(%q, MARKER)", gate)
+			}
+			r, err := s.gem(tr).RenderRaw(ctx(t), gemclient.Render{BundleID: bundle, Code: code})
+			if err != nil {
+				t.Errorf("render %s: %v", gate, err)
+				answered <- &response{}
+				return
+			}
+			answered <- convert(r)
+		}()
+		return answered
+	}
+	release := func(bundle, gate string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(s.cache, bundle, gate), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	held := gated(holder, "release-holder")
+	busy("the holder's render running", holder, 1)
+	first := gated(id, "release-first")
+	busy("the bundle's first render running", id, 1)
+	if err := os.WriteFile(filepath.Join(s.cache, id, "part.js"), []byte("throw new Error('part.js is corrupted');\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan *response, 1)
+	go func() {
+		r, err := s.gem(tr).RenderRaw(ctx(t), gemclient.Render{BundleID: id, Code: "PART + ' second'"})
+		if err != nil {
+			t.Errorf("second render: %v", err)
+			second <- &response{}
+			return
+		}
+		second <- convert(r)
+	}()
+	busy("the bundle's second render waiting for a process", id, 2)
+	release(holder, "release-holder")
+	if r := <-held; r.Status != http.StatusOK || r.Body != "holder" {
+		t.Errorf("the holder's render: %d %q", r.Status, clip(r.Body))
+	}
+	r := <-second
+	if r.Status != http.StatusBadRequest || !strings.HasPrefix(r.Body, "The bundle failed to load: bundle "+id+" failed to load: ") ||
+		!strings.Contains(r.Body, "part.js is corrupted") {
+		t.Errorf("the render whose process failed to load the bundle: %d %q, want 400 The bundle failed to load: bundle %s failed to load: ..., naming the error", r.Status, clip(r.Body), id)
+	}
+	if strings.Contains(r.Body, s.cache) {
+		t.Errorf("the answer names the cache path: %q", clip(r.Body))
+	}
+	release(id, "release-first")
+	if r := <-first; r.Status != http.StatusOK || r.Body != "part release-first" {
+		t.Errorf("the bundle's first render: %d %q", r.Status, clip(r.Body))
+	}
+	// With its file whole again the bundle renders wherever it goes (the
+	// process that failed to load it loads it now), and both processes
+	// are the ones from the start.
+	if err := os.WriteFile(filepath.Join(s.cache, id, "part.js"), []byte("module.exports = 'part';\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		s.render(t, tr, id, "PART + ' still served'").want(t, tr, http.StatusOK, "part still served")
+		s.render(t, tr, holder, "MARKER").want(t, tr, http.StatusOK, "holder")
+	}
+	if now := childrenOf(t, s.cmd.Process.Pid); !slices.Equal(now, kids) {
+		t.Errorf("child processes %v, want the same %v", now, kids)
 	}
 }

@@ -279,6 +279,12 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 			return jsvm.Result{}, err
 		}
 	}
+	var loadErr *jsvm.BundleLoadError
+	if errors.As(o.err, &loadErr) {
+		// Loaded anywhere before, it failed to load where this render ran:
+		// the same answer as a bundle that fails its first load.
+		return jsvm.Result{}, &LoadError{ID: loadErr.ID, Err: mappedError(p.cfg.SourceMaps, loadErr.Err)}
+	}
 	if limit := p.cfg.MaxResultSize; limit > 0 && int64(len(o.res.Body)) > limit {
 		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.ResultTooLargeText(code, len(o.res.Body), limit)}
 	}

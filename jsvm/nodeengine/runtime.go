@@ -251,7 +251,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 			if ctx.Err() != nil {
 				return jsvm.Result{}, jsvm.InterruptedError(ctx, rn.started)
 			}
-			return jsvm.Result{}, fmt.Errorf("evaluate: %w", err)
+			return jsvm.Result{}, &jsvm.BundleLoadError{ID: prg.name, Err: err}
 		}
 	}
 

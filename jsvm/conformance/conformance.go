@@ -113,6 +113,7 @@ var cases = []struct {
 	{"StreamWithoutSinkIsAnError", testStreamWithoutSinkIsAnError},
 	{"StreamChunkPastMaxAllocation", testStreamChunkPastMaxAllocation},
 	{"IncrementalUpdatesGolden", testIncrementalUpdatesGolden},
+	{"IncrementalUpdateInOtherBundle", testIncrementalUpdateInOtherBundle},
 	{"StreamsCrossBundles", testStreamsCrossBundles},
 	{"CrossStreamFlowsAsProduced", testCrossStreamFlowsAsProduced},
 	{"CrossStreamStopsWithTheRender", testCrossStreamStopsWithTheRender},

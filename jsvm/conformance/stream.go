@@ -302,3 +302,49 @@ func testStreamChunkPastMaxAllocation(t *testing.T, engine string) {
 		t.Fatalf("next render: %q", got)
 	}
 }
+
+// testIncrementalUpdateInOtherBundle: an update chunk that runs in a bundle
+// other than the entry makes that bundle part of the render until it ends,
+// as on Node, where the bundles share one event loop (PROTOCOL.md §8): the
+// timers it set run while the render goes on (the entry's stream ends with
+// what one of them set), and those still pending when it ends are
+// cancelled, not run in that bundle's next render. On goja and quickjs
+// they used to wait unrun, then run in the next render.
+func testIncrementalUpdateInOtherBundle(t *testing.T, engine string) {
+	e := NodeEngine(t, engine, jsvm.Options{})
+	entry := NewLoaded(t, e, "entry", `var PassThrough = require('stream').PassThrough;
+var out;
+globalThis.open = function () { out = new PassThrough(); out.write('shell;'); return out; };
+globalThis.waitFor = function (key) {
+  (function look() {
+    var v = sharedExecutionContext.get(key);
+    if (v === undefined) setTimeout(look, 1);
+    else out.end(key + '=' + v);
+  })();
+};`)
+	dep := NewLoaded(t, e, "dep", `globalThis.later = function (key) { setTimeout(function () { sharedExecutionContext.set(key, 'timer'); }, 1); };
+globalThis.tick = function () { setInterval(function () { globalThis.ticks = (globalThis.ticks || 0) + 1; }, 1); };`)
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "dep": dep})
+	sink := NewRecordingSink()
+	req.Sink = sink
+	req.StreamIdle = 10 * time.Second // the unfixed engines' wait ends here
+	req.Updates = jsvm.NewUpdates()
+	for _, up := range []jsvm.Update{{BundleID: "dep", Code: "tick(); later('k')"}, {BundleID: "entry", Code: "waitFor('k')"}} {
+		if err := req.Updates.Push(up); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req.Updates.Close(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), evalBound)
+	defer cancel()
+	if res, err := entry.Eval(ctx, "open()", req); err != nil || !res.Streamed || sink.Body() != "shell;k=timer" {
+		t.Fatalf("render: %+v, %v, body %q; want streamed shell;k=timer", res, err, sink.Body())
+	}
+	got := MustEval(t, dep, `new Promise(function (resolve) {
+  var before = globalThis.ticks;
+  setTimeout(function () { resolve(before === globalThis.ticks ? 'still' : 'ticked from ' + before + ' to ' + globalThis.ticks); }, 20);
+})`)
+	if got != "still" {
+		t.Fatalf("the dependency's next render: %s; the interval of the last render ran in it", got)
+	}
+}

@@ -622,7 +622,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_NODE_LOAD_TIMEOUT", Default: "60s", Engine: "node",
-		Doc:   "the longest one bundle's evaluation in one node engine process may take, whoever waits for it (a render, a background load, a replacement process loading its predecessor's bundles): past it the process is killed and replaced (`load_deadline`) and the load fails; a render waiting for a bundle's first load is answered `400` `The bundle failed to load: …`. A render waiting for a load stops at its own deadline if that comes first (for a first load, the longer of the render timeout and 30 s), which costs the process too",
+		Doc:   "the longest one bundle's evaluation in one node engine process may take, whoever waits for it (a render, a background load, a replacement process loading its predecessor's bundles): past it the process is killed and replaced (`load_deadline`) and the load fails; a render waiting for a bundle's load is answered `400` `The bundle failed to load: …`, whether it is the bundle's first load or its load in a process that lacks it. A render waiting for a load stops at its own deadline if that comes first (for a first load, the longer of the render timeout and 30 s), which costs the process too",
 		Value: duration(func(c *Config) *time.Duration { return &c.NodeLoadTimeout }, time.Second, positive),
 	},
 	{

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -123,10 +124,7 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 		pushed = h.readUpdates(ctx, rc, lines, lineTimeout, &state, set, first.OnClose, req.Updates, stopRender)
 	})
 	// Unblock and wait for the reader: the controller is not ours after return.
-	stopReading := sync.OnceFunc(func() {
-		state.stop(rc)
-		reading.Wait()
-	})
+	stopReading := sync.OnceFunc(func() { stopUpdates(w, r, rc, &state, &reading) })
 	defer stopReading()
 
 	result, err := h.Renderer.Render(renderCtx, entry, first.DependencyBundleIDs, first.RenderingRequest, req)
@@ -244,6 +242,9 @@ func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController,
 		line, err := lines.next()
 		switch {
 		case errors.Is(err, io.EOF):
+			if state.atBodyEnd != nil {
+				state.atBodyEnd()
+			}
 			state.ended(rc)
 			updates.Close(onClose)
 			return
@@ -279,9 +280,51 @@ func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController,
 // connection's read deadline, which both set: the reader its line window,
 // the handler "now" to unblock a reader it stops.
 type updateReading struct {
-	mu      sync.Mutex
-	stopped bool // the handler stopped reading
-	atEOF   bool // the reader met the body's end
+	mu          sync.Mutex
+	stopped     bool // the handler stopped reading
+	atEOF       bool // the reader met the body's end
+	interrupted bool // the handler stopped the reader before it met the body's end
+
+	// atBodyEnd, for tests only, runs when the reader met the body's end,
+	// before it records it.
+	atBodyEnd func()
+}
+
+// stopUpdates stops the update reader and waits for it to return. A reader
+// that had not recorded the body's end leaves an HTTP/1.1 connection that
+// must not serve another request, whatever the order of the stop and the
+// body's last bytes: its read, cut by the deadline, failed and net/http
+// cancelled the connection's context; or the body's rest is still on the
+// wire (net/http's drain after the handler fails on the same deadline);
+// or the body's end was read in the same instant, net/http began its read
+// ahead for the next request, and the deadline failed that read, which
+// cancels the connection's context all the same. A request that follows
+// on a connection whose context is cancelled starts cancelled, and gets a
+// 200 with no body. So that connection closes after this answer.
+func stopUpdates(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, state *updateReading, reading *sync.WaitGroup) {
+	interrupted := state.stop(rc)
+	reading.Wait()
+	if interrupted && r.ProtoMajor == 1 {
+		closeAfterAnswer(w)
+	}
+}
+
+// closeAfterAnswer makes net/http close this HTTP/1.1 connection once the
+// answer is sent, also when its header, which could have said "Connection:
+// close", is already out. net/http has one documented way for that: an
+// http.MaxBytesReader that goes over its limit "tells the ResponseWriter
+// to close the connection after the limit has been reached" (it then also
+// sends Connection: close if the header is not out yet). The writer it is
+// given must be net/http's own, under the middleware's wrappers.
+func closeAfterAnswer(w http.ResponseWriter) {
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
+	_, _ = http.MaxBytesReader(w, io.NopCloser(strings.NewReader("x")), 0).Read(make([]byte, 1))
 }
 
 // arm sets the window for the next line, unless the handler stopped
@@ -308,18 +351,23 @@ func (s *updateReading) ended(rc *http.ResponseController) {
 	_ = rc.SetReadDeadline(time.Time{})
 }
 
-// stop makes a reader still waiting for a line return. Once the body
-// ended it leaves the deadline alone: net/http's read ahead would fail at
-// "now", which cancels the connection's context, and every later request
-// on that HTTP/1.1 connection would start cancelled (answered 200 with
-// no body).
-func (s *updateReading) stop(rc *http.ResponseController) {
+// stop makes a reader still waiting for a line return, and reports
+// whether it had to interrupt it (stopUpdates). Once the body ended it
+// leaves the deadline alone: net/http's read ahead would fail at "now",
+// which cancels the connection's context, and every later request on that
+// HTTP/1.1 connection would start cancelled (answered 200 with no body).
+func (s *updateReading) stop(rc *http.ResponseController) (interrupted bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stopped {
+		return s.interrupted
+	}
 	s.stopped = true
 	if !s.atEOF {
+		s.interrupted = true
 		_ = rc.SetReadDeadline(time.Now())
 	}
+	return s.interrupted
 }
 
 // lineReader reads NDJSON lines of at most max bytes.

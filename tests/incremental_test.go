@@ -1,11 +1,13 @@
 package tests
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"regexp"
@@ -729,4 +731,45 @@ func TestIncrementalKeepsTheConnection(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestIncrementalHalfReadBodyClosesTheConnection: a render that ends while
+// its request body is still arriving leaves the body's rest on an HTTP/1.1
+// connection (its update reader is cut by a read deadline), so the
+// connection closes after the answer: the rest is never read as a request,
+// and no request after it starts cancelled. A client sending the rest and
+// then another request on the connection was answered "400 Bad Request"
+// before this.
+func TestIncrementalHalfReadBodyClosesTheConnection(t *testing.T) {
+	t.Parallel()
+	s, id := asyncPropsServer(t)
+	line1 := ndjson(t, firstLine("'<p>not a stream</p>'", nil, nil))
+	rest := ndjson(t, updateLine(id, "1"))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: gorender\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", incrementalPath(id), ndjsonType, len(line1)+len(rest))
+	if _, err := conn.Write(append([]byte(head), line1...)); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || string(got) != "<p>not a stream</p>" {
+		t.Fatalf("the render: %d %q, %v", resp.StatusCode, clip(string(got)), err)
+	}
+	// The body's rest, then another request; the writes may fail once the
+	// server closed the connection.
+	_, _ = conn.Write(append(rest, "GET /health HTTP/1.1\r\nHost: gorender\r\n\r\n"...))
+	if resp, err := http.ReadResponse(br, nil); err == nil {
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("the connection served another request after a half-read body: %d %q", resp.StatusCode, clip(string(got)))
+	}
 }

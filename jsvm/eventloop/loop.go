@@ -286,6 +286,24 @@ func (l *Loop) pending() bool {
 	return len(l.posted) > 0 || l.holds > 0
 }
 
+// Scheduled reports whether anything could still run on l: a timer, ref'd
+// or not, an immediate, posted work, a hold, or a loop it drives. A
+// runtime whose call returned with something scheduled takes part in the
+// render until it ends.
+func (l *Loop) Scheduled() bool {
+	if len(l.timers) > 0 || len(l.links) > 0 {
+		return true
+	}
+	for _, im := range l.immediates {
+		if !im.cancelled {
+			return true
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.posted) > 0 || l.holds > 0
+}
+
 // nextDue is when the first timer of l or of a loop it drives is due.
 func (l *Loop) nextDue() (due time.Time, ok bool) {
 	if len(l.timers) > 0 {

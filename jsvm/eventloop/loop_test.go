@@ -132,3 +132,39 @@ func TestLink(t *testing.T) {
 		t.Fatalf("check error: %v", err)
 	}
 }
+
+// TestScheduled: anything that could still run counts, an unref'd timer
+// and a driven loop among them; what was cleared does not.
+func TestScheduled(t *testing.T) {
+	l := New()
+	if l.Scheduled() {
+		t.Fatal("a new loop has something scheduled")
+	}
+	id := l.SetTimer(time.Hour, false, func() error { return nil })
+	l.SetRef(id, false)
+	if !l.Scheduled() {
+		t.Fatal("an unref'd timer is not scheduled")
+	}
+	l.ClearTimer(id)
+	im := l.SetImmediate(func() error { return nil })
+	if !l.Scheduled() {
+		t.Fatal("an immediate is not scheduled")
+	}
+	l.ClearTimer(im)
+	release := l.Hold()
+	if !l.Scheduled() {
+		t.Fatal("a hold is not scheduled")
+	}
+	release()
+	if l.Scheduled() {
+		t.Fatal("cleared timers, immediates and holds are still scheduled")
+	}
+	unlink, ok := l.Link(New(), nil)
+	if !ok || !l.Scheduled() {
+		t.Fatal("a driven loop is not scheduled")
+	}
+	unlink()
+	if l.Scheduled() {
+		t.Fatal("an unlinked loop is still scheduled")
+	}
+}

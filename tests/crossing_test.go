@@ -168,3 +168,41 @@ func TestCrossStreamIgnoringPauseUnderLimits(t *testing.T) {
 	}
 	s.render(t, h2, appID, "MARKER").want(t, h2, http.StatusOK, "alive")
 }
+
+// crossTimersBundle leaves work in its event loop when a call into it
+// returns.
+const crossTimersBundle = `globalThis.later = function (key) { setTimeout(function () { sharedExecutionContext.set(key, 'timer'); }, 1); return 'later'; };
+globalThis.tick = function () { setInterval(function () { globalThis.ticks = (globalThis.ticks || 0) + 1; }, 1); return 'tick'; };
+`
+
+// TestRunOnOtherBundleTimersLastTheRender: the timers a runOnOtherBundle
+// call sets in the other bundle run after the call returned, until the
+// caller's render ends, as on Node (README "Streams across bundles"): the
+// caller gets what a timer of the other bundle set, and an interval the
+// other bundle left running ticks in none of its later renders. On goja
+// and quickjs the call's timers used to be cancelled when it returned.
+func TestRunOnOtherBundleTimersLastTheRender(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true", "RENDERER_WORKERS_COUNT": "1"})
+	appID, depID := newID("s"), newID("r")
+	s.upload(t, map[string]string{appID: markerBundle("alive"), depID: crossTimersBundle}, nil)
+	eachTransportSerial(t, func(t *testing.T, tr transport) {
+		// Once due, the other bundle's 1 ms timer runs in the same turn as
+		// the caller's look: 200 looks are plenty, and without the other
+		// bundle's timers none finds the key.
+		code := fmt.Sprintf(`var call = runOnOtherBundle(%q, "tick(); later('k')");
+			new Promise(function (resolve) {
+				var looks = 0;
+				(function look() {
+					var v = sharedExecutionContext.get('k');
+					if (v !== undefined || ++looks === 200) resolve(call + ' k=' + v);
+					else setTimeout(look, 1);
+				})();
+			})`, depID)
+		s.render(t, tr, appID, code, depID).want(t, tr, http.StatusOK, "later k=timer")
+		s.render(t, tr, depID, `new Promise(function (resolve) {
+			var before = globalThis.ticks;
+			setTimeout(function () { resolve(before === globalThis.ticks ? 'still' : 'ticked from ' + before + ' to ' + globalThis.ticks); }, 20);
+		})`).want(t, tr, http.StatusOK, "still")
+	})
+}

@@ -124,6 +124,7 @@ var cases = []struct {
 	{"CrossStreamHostileObject", testCrossStreamHostileObject},
 	{"CrossStreamChunkPastMaxAllocation", testCrossStreamChunkPastMaxAllocation},
 	{"CrossStreamTwoConsumers", testCrossStreamTwoConsumers},
+	{"RunOnOtherBundleTimersLastTheRender", testRunOnOtherBundleTimersLastTheRender},
 }
 
 // Run runs the suite on e, one subtest per case. An engine with processes

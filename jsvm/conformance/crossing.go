@@ -440,3 +440,51 @@ func testCrossStreamTwoConsumers(t *testing.T, engine string) {
 		})
 	}
 }
+
+// testRunOnOtherBundleTimersLastTheRender: the timers and immediates a
+// runOnOtherBundle call sets in the other bundle keep running after the
+// call returned, until the caller's render ends, as on Node (one event
+// loop; a Node vm context's timers outlive a call into it): an RSC bundle
+// may finish its work on a timer after handing its answer back. What the
+// call's timers set reaches the caller (through sharedExecutionContext),
+// also two calls deep (entry, mid, dep2), and what is still pending when
+// the render ends is cancelled, not run in the other bundle's next render.
+// On goja and quickjs they used to be cancelled when the call returned:
+// the caller waited for nothing.
+func testRunOnOtherBundleTimersLastTheRender(t *testing.T, engine string) {
+	e := NodeEngine(t, engine, jsvm.Options{})
+	depSrc := `globalThis.later = function (key) { setTimeout(function () { sharedExecutionContext.set(key, 'timer'); }, 1); return 'later'; };
+globalThis.soon = function (key) { setImmediate(function () { sharedExecutionContext.set(key, 'immediate'); }); return 'soon'; };
+globalThis.tick = function () { setInterval(function () { globalThis.ticks = (globalThis.ticks || 0) + 1; }, 1); return 'tick'; };`
+	entry := NewLoaded(t, e, "entry", `var x = 1;`)
+	mid := NewLoaded(t, e, "mid", `var x = 1;`)
+	dep := NewLoaded(t, e, "dep", depSrc)
+	dep2 := NewLoaded(t, e, "dep2", depSrc)
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "mid": mid, "dep": dep, "dep2": dep2})
+	// The entry looks for the keys on its own timer: once due, the other
+	// bundles' 1 ms timers run in the same turn as its look, so 200 looks
+	// (200 ms at least) are plenty; without the fix no look ever finds them.
+	got, err := evalCross(t, entry, req, `var calls = [runOnOtherBundle('dep', "tick(); soon('i'); later('k')"),
+		runOnOtherBundle('mid', "runOnOtherBundle('dep2', \"later('m')\")")];
+	new Promise(function (resolve) {
+		var looks = 0;
+		(function look() {
+			var seen = ['k', 'i', 'm'].map(function (key) { return key + '=' + sharedExecutionContext.get(key); }).join(' ');
+			if (seen.indexOf('undefined') < 0 || ++looks === 200) resolve(calls.join(',') + ' ' + seen);
+			else setTimeout(look, 1);
+		})();
+	})`)
+	if want := "later,later k=timer i=immediate m=timer"; err != nil || got != want {
+		t.Fatalf("got %q, %v\nwant %q", got, err, want)
+	}
+	got = MustEval(t, dep, `new Promise(function (resolve) {
+  var before = globalThis.ticks;
+  setTimeout(function () { resolve(before === globalThis.ticks ? 'still' : 'ticked from ' + before + ' to ' + globalThis.ticks); }, 20);
+})`)
+	if got != "still" {
+		t.Fatalf("dep's next render: %s; the interval of the last render ran in it", got)
+	}
+	if entry.Broken() || mid.Broken() || dep.Broken() || dep2.Broken() {
+		t.Fatal("a runtime was retired")
+	}
+}

@@ -59,8 +59,9 @@ func (r *Runtime[V]) runOnOther(id, code string) (string, bool, *HostError) {
 
 // evalOnOther evaluates code in other and describes its completion value
 // for this runtime (bridge.js importResult). other's part of the render
-// ends with the call, unless a stream of other crossed into a runtime of
-// the request: then it ends with that runtime's render (closeCrossings).
+// ends with the call, unless the call left work scheduled in it or a
+// stream of other crossed into a runtime of the request: then it ends with
+// the render (keepPending, closeCrossings).
 func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Request) (string, *HostError) {
 	ctx := r.host.ctx
 	fail := func(format string, args ...any) (string, *HostError) {
@@ -85,7 +86,7 @@ func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Reque
 		defer stop()
 		defer func() {
 			if other.feeds == nil {
-				other.finish()
+				r.keepPending(other)
 			}
 		}()
 		value, err = other.evaluate(ctx, "runOnOtherBundle", code, req)
@@ -156,6 +157,24 @@ func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Reque
 		return string(b), nil
 	}
 	return `{"m":"fulfilled","v":` + d + `}`, nil
+}
+
+// keepPending ends other's part of the render, its runOnOtherBundle call
+// returned, unless the call left work scheduled in other (timers,
+// immediates, streams it reads from a third bundle): other then stays part
+// of this render until it ends, as every bundle is on the node engine,
+// where they share one event loop and the render's end cancels every
+// timer, and as a Node vm context's timers keep running after a call into
+// it returned. A server bundle's RSC call may hand back a promise or
+// stream and finish its work with setTimeout or setImmediate: that work
+// must run while the caller waits. Without it, the work was cancelled
+// with the call, and what the caller waited for never came.
+func (r *Runtime[V]) keepPending(other *Runtime[V]) {
+	if !other.broken && other.host.loop != nil && other.host.loop.Scheduled() {
+		r.keep(other)
+		return
+	}
+	other.finish()
 }
 
 // exportShared implements hostRuntime for sharedExecutionContext.get.

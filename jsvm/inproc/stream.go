@@ -129,7 +129,7 @@ func (r *Runtime[V]) drainUpdates(ctx context.Context, req *jsvm.Request, releas
 		}
 		target.vm.Free(&v)
 		if target != r {
-			r.keepUpdated(target)
+			r.keep(target)
 		}
 		if err == nil {
 			continue
@@ -146,15 +146,15 @@ func (r *Runtime[V]) drainUpdates(ctx context.Context, req *jsvm.Request, releas
 	return nil
 }
 
-// keepUpdated makes target, a bundle of the request that an update chunk
-// ran in, part of this render until it ends, as on the node engine, where
-// every bundle's work runs in one event loop: this runtime's loop drives
-// target's (the timers and immediates the chunk set run), and the render's
-// end finishes it (closeCrossings: its timers cancelled, its per-render
-// globals cleared). Without that, what the chunk set waited unrun and ran
-// in the next render target served. Should target's loop not be linkable,
-// its part ends with the chunk, as a runOnOtherBundle call's does.
-func (r *Runtime[V]) keepUpdated(target *Runtime[V]) {
+// keep makes target, a bundle of the request that an update chunk ran in
+// or a runOnOtherBundle call left work in (keepPending), part of this
+// render until it ends, as on the node engine, where every bundle's work
+// runs in one event loop: this runtime's loop drives target's (the timers
+// and immediates it set run), and the render's end finishes it
+// (closeCrossings: its timers cancelled, its per-render globals cleared).
+// Without that, what the chunk set waited unrun and ran in the next render
+// target served. Should target's loop not be linkable, its part ends now.
+func (r *Runtime[V]) keep(target *Runtime[V]) {
 	if r.link(target) != nil {
 		target.finish()
 	}

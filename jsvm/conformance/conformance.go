@@ -125,6 +125,7 @@ var cases = []struct {
 	{"CrossStreamChunkPastMaxAllocation", testCrossStreamChunkPastMaxAllocation},
 	{"CrossStreamTwoConsumers", testCrossStreamTwoConsumers},
 	{"RunOnOtherBundleTimersLastTheRender", testRunOnOtherBundleTimersLastTheRender},
+	{"RunOnOtherBundleTwiceBeginsEachCall", testRunOnOtherBundleTwiceBeginsEachCall},
 }
 
 // Run runs the suite on e, one subtest per case. An engine with processes

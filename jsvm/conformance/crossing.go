@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -486,5 +487,69 @@ globalThis.tick = function () { setInterval(function () { globalThis.ticks = (gl
 	}
 	if entry.Broken() || mid.Broken() || dep.Broken() || dep2.Broken() {
 		t.Fatal("a runtime was retired")
+	}
+}
+
+// testRunOnOtherBundleTwiceBeginsEachCall: two runOnOtherBundle calls of
+// one render into the same bundle, one after the other, each run with its
+// own request code and a console history of its own, as the first did,
+// also when the first call left the bundle part of the render (a timer
+// pending, a stream that crossed). What the first call left keeps running
+// until the render ends (its timer sees the bundle's globals as they are
+// then), and nothing of the render reaches the bundle's next render. On
+// goja and quickjs the second call used to go on with the first call's
+// renderingRequest and console history when the first left work pending.
+func testRunOnOtherBundleTwiceBeginsEachCall(t *testing.T, engine string) {
+	e := NodeEngine(t, engine, jsvm.Options{})
+	entry := NewLoaded(t, e, "entry", `globalThis.wait = function (key, then) {
+  return new Promise(function (resolve) {
+    var looks = 0;
+    (function look() {
+      var seen = sharedExecutionContext.get(key);
+      if (seen !== undefined || ++looks === 200) resolve(then(seen));
+      else setTimeout(look, 1);
+    })();
+  });
+};`)
+	b := NewLoaded(t, e, "b", `var stream = require('stream');
+globalThis.show = function () {
+  return renderingRequest.slice(0, 9) + ' ' + console.history.map(function (h) { return h.arguments.join(' '); }).join(',');
+};
+globalThis.later = function () {
+  setTimeout(function () { console.log('timer'); sharedExecutionContext.set('timer', renderingRequest.slice(0, 9)); }, 1);
+};
+globalThis.open = function () {
+  var s = new stream.PassThrough();
+  s.write('a');
+  setTimeout(function () { s.end('b'); sharedExecutionContext.set('timer', renderingRequest.slice(0, 9)); }, 1);
+  return s;
+};`)
+	for _, c := range []struct{ name, first string }{
+		{"a timer pending", `"/*call1*/ later(); console.log('call 1'); show()"`},
+		{"a stream crossed", `"/*call1*/ console.log('call 1'); open()"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "b": b})
+			got, err := evalCross(t, entry, req, `var one = runOnOtherBundle('b', `+c.first+`);
+var two = runOnOtherBundle('b', "/*call2*/ console.log('call 2'); show()");
+Promise.resolve(typeof one === 'string' ? one : one.toArray().then(function (a) { return a.join(''); })).then(function (one) {
+  return wait('timer', function (seen) {
+    return [one, two, 'timer saw ' + seen, runOnOtherBundle('b', "/*call3*/ console.log('call 3'); show()")].join('\n');
+  });
+})`)
+			want := "/*call1*/ [SERVER] call 1\n/*call2*/ [SERVER] call 2\ntimer saw /*call2*/\n/*call3*/ [SERVER] call 3"
+			if c.name == "a stream crossed" {
+				want = "ab" + want[strings.Index(want, "\n"):]
+			}
+			if err != nil || got != want {
+				t.Fatalf("got %q, %v\nwant %q", got, err, want)
+			}
+			if got := MustEval(t, b, `/*next1*/ console.log('next'); show()`); got != "/*next1*/ [SERVER] next" {
+				t.Fatalf("b's next render: %q", got)
+			}
+			if entry.Broken() || b.Broken() {
+				t.Fatal("a runtime was retired")
+			}
+		})
 	}
 }

@@ -53,6 +53,8 @@ func (r *Runtime[V]) runOnOther(id, code string) (string, bool, *HostError) {
 		return "", true, nil // bridge.js runs it, then calls runOnOtherDone
 	}
 	defer req.UnnestRunOnOther()
+	r.calling++
+	defer func() { r.calling-- }()
 	text, herr := r.evalOnOther(other, code, req)
 	return text, false, herr
 }
@@ -71,16 +73,28 @@ func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Reque
 		other.broken = true
 		return fail("runOnOtherBundle: interrupted: %v", ctx.Err())
 	}
+	// waiting: other's code waits on a call in progress (it called into
+	// this runtime, a recursion through bundles, or its render or a call
+	// into it awaits).
+	waiting := other.active > 0 || other.calling > 0
 	other.active++
 	defer func() { other.active-- }()
 	var value V
 	var err error
 	if other.host.req == req {
-		// other is in this request already: it called into this runtime (a
-		// recursion through bundles), or a stream of it crossed into the
-		// request (crossstream.go). Its per-render globals and timers are
-		// its render's, which it keeps.
-		value, err = other.run("runOnOtherBundle", code)
+		// other is in this request already. Waiting, it goes on in its
+		// render as it left it: begun again, it would lose its console
+		// history. Otherwise an earlier call left it part of the render
+		// (keepPending, a stream of it crossed: crossstream.go): this call
+		// begins anew with its own request code and console history, as the
+		// first did and as on the node engine (executor.js inBundle), while
+		// what the earlier call left goes on until the render ends.
+		if !waiting {
+			err = other.begin(code)
+		}
+		if err == nil {
+			value, err = other.run("runOnOtherBundle", code)
+		}
 	} else {
 		stop := other.watch(ctx)
 		defer stop()

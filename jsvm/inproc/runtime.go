@@ -36,8 +36,10 @@ type Runtime[V any] struct {
 	linkMu sync.Mutex
 	linked []linkedRuntime[V]
 	// active counts this runtime's code waiting on a call in progress: its
-	// render (Eval), and each runOnOtherBundle call into it.
-	active int
+	// render (Eval), and each runOnOtherBundle call into it; calling its
+	// own runOnOtherBundle calls in progress.
+	active  int
+	calling int
 }
 
 // NewRuntime makes a runtime of the named engine: install builds the
@@ -361,13 +363,19 @@ func (r *Runtime[V]) evaluate(ctx context.Context, name, code string, req *jsvm.
 	}
 	r.host.ctx, r.host.req = ctx, req
 	r.host.uncaught = nil
-	if r.host.loop != nil {
-		r.host.loop.Tick()
-	}
-	if err := r.callDrop(OpBegin, code); err != nil {
+	if err := r.begin(code); err != nil {
 		return none, err
 	}
 	return r.run(name, code)
+}
+
+// begin sets the per-render globals for code (renderingRequest, a fresh
+// console history and async context: env.js begin).
+func (r *Runtime[V]) begin(code string) error {
+	if r.host.loop != nil {
+		r.host.loop.Tick()
+	}
+	return r.callDrop(OpBegin, code)
 }
 
 // finish ends a render: what crossed into it closed, per-render globals

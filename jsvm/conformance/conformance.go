@@ -126,6 +126,7 @@ var cases = []struct {
 	{"CrossStreamTwoConsumers", testCrossStreamTwoConsumers},
 	{"RunOnOtherBundleTimersLastTheRender", testRunOnOtherBundleTimersLastTheRender},
 	{"RunOnOtherBundleTwiceBeginsEachCall", testRunOnOtherBundleTwiceBeginsEachCall},
+	{"RunOnOtherBundleIntoAwaitingEntry", testRunOnOtherBundleIntoAwaitingEntry},
 }
 
 // Run runs the suite on e, one subtest per case. An engine with processes

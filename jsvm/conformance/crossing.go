@@ -553,3 +553,36 @@ Promise.resolve(typeof one === 'string' ? one : one.toArray().then(function (a) 
 		})
 	}
 }
+
+// testRunOnOtherBundleIntoAwaitingEntry: a bundle an earlier call left a
+// timer in calls the render's entry back while the entry awaits: the call
+// runs in the entry's render as it is (its renderingRequest, its console
+// history), as a recursion through bundles does, on every engine. On node
+// the entry used to be begun anew: its renderingRequest became the call's
+// code and its console history the call's, losing the render's later logs.
+func testRunOnOtherBundleIntoAwaitingEntry(t *testing.T, engine string) {
+	e := NodeEngine(t, engine, jsvm.Options{ReplayAsyncLogs: true})
+	show := `globalThis.show = function () {
+  return renderingRequest.slice(0, 9) + ' ' + console.history.map(function (h) { return h.arguments.join(' '); }).join(',');
+};`
+	entry := NewLoaded(t, e, "entry", show)
+	b := NewLoaded(t, e, "b", show)
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "b": b})
+	got, err := evalCross(t, entry, req, `/*entry1*/ console.log('entry');
+runOnOtherBundle('b', "setTimeout(function () { sharedExecutionContext.set('back', runOnOtherBundle('entry', '/*back1*/ console.log(\"back\"); show()')); }, 1); 'x'");
+new Promise(function (resolve) {
+  var looks = 0;
+  (function look() {
+    var seen = sharedExecutionContext.get('back');
+    if (seen !== undefined || ++looks === 200) { console.log('after'); resolve(seen + ' | ' + show()); }
+    else setTimeout(look, 1);
+  })();
+})`)
+	want := "/*entry1* [SERVER] entry,[SERVER] back | /*entry1* [SERVER] entry,[SERVER] back,[SERVER] after"
+	if err != nil || got != want {
+		t.Fatalf("got %q, %v\nwant %q", got, err, want)
+	}
+	if entry.Broken() || b.Broken() {
+		t.Fatal("a runtime was retired")
+	}
+}

@@ -694,11 +694,14 @@ function crossStream(r, caller, other, value, back) {
 // shares this process's one AsyncLocalStorage. A bundle called back (it
 // called out, and the calls came back to it) goes on in its render as it
 // left it, as the in-process engines do: begun again, it lost its console
-// history.
+// history. So does the render's entry, whose render goes on until it ends
+// (a timer of a bundle an earlier call left work in calls it while it
+// awaits): begun again, it lost its renderingRequest and console history.
 function inBundle(r, other, code, fn) {
   const prev = frames.getStore();
   try {
     if (r.calling.has(other)) frames.enterWith(r.calling.get(other));
+    else if (other === r.entry) frames.enterWith(r.entryFrame);
     else other.begin(code);
     return fn();
   } finally {
@@ -728,6 +731,7 @@ class Render {
     this.nested = 0; // runOnOtherBundle calls in progress
     this.active = new Map(); // bundle -> its runOnOtherBundle calls in progress (runOnOther)
     this.calling = new Map(); // bundle -> the async context it made a runOnOtherBundle call from
+    this.entryFrame = undefined; // the entry's async context for its render (run)
     this.done = false;
     // canceled: gorender asked it to stop; it sends no more chunks.
     this.canceled = false;
@@ -750,6 +754,7 @@ class Render {
   run() {
     const b = this.entry;
     b.begin(this.code);
+    this.entryFrame = frames.getStore();
     let value;
     try {
       value = b.run(this.code, 'renderingRequest');

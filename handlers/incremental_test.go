@@ -138,11 +138,7 @@ func TestStopAtTheBodysEndClosesTheConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || string(got) != "started\ndone\n" {
-		t.Fatalf("the incremental answer: %q, %v", got, err)
-	}
+	wantStoppedAnswer(t, resp)
 	var reused []bool
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) { reused = append(reused, info.Reused) },
@@ -154,13 +150,24 @@ func TestStopAtTheBodysEndClosesTheConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err = io.ReadAll(resp.Body)
+	got, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || string(got) != "ok" {
 		t.Fatalf("the request after: %d %q, %v", resp.StatusCode, got, err)
 	}
 	if len(reused) == 0 || reused[len(reused)-1] {
 		t.Errorf("the request after was served on the incremental render's connection (reused: %v)", reused)
+	}
+}
+
+// wantStoppedAnswer reads and closes the answer of stoppedUpdatesServer's
+// incremental render, which must be whole.
+func wantStoppedAnswer(t *testing.T, resp *http.Response) {
+	t.Helper()
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(got) != "started\ndone\n" {
+		t.Fatalf("the incremental answer: %q, %v", got, err)
 	}
 }
 
@@ -185,11 +192,7 @@ func TestStopBeforeTheBodysEndClosesTheConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || string(got) != "started\ndone\n" {
-		t.Fatalf("the incremental answer: %q, %v", got, err)
-	}
+	wantStoppedAnswer(t, resp)
 	// The body's rest, then another request. The writes may fail once
 	// the server closed the connection.
 	_, _ = io.WriteString(conn, "{}\nGET / HTTP/1.1\r\nHost: gorender\r\n\r\n")

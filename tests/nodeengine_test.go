@@ -261,6 +261,21 @@ func TestNodeLoadTimeout(t *testing.T) {
 	}
 }
 
+// replaceFile replaces path's content at once (a new file renamed over
+// it), as an upload does: a process that loads the bundle in the
+// background meanwhile reads the old content or the new, never the empty
+// file os.WriteFile leaves between its truncation and its write.
+func replaceFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestNodeLoadFailsInAnotherProcess: a bundle that loaded in one Node.js
 // process and fails to load in another, where a render needs it (a file
 // it requires at load was corrupted in its directory between the two
@@ -323,9 +338,7 @@ func TestNodeLoadFailsInAnotherProcess(t *testing.T) {
 	busy("the holder's render running", holder, 1)
 	first := gated(id, "release-first")
 	busy("the bundle's first render running", id, 1)
-	if err := os.WriteFile(filepath.Join(s.cache, id, "part.js"), []byte("throw new Error('part.js is corrupted');\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, filepath.Join(s.cache, id, "part.js"), "throw new Error('part.js is corrupted');\n")
 	second := make(chan *response, 1)
 	go func() {
 		r, err := s.gem(tr).RenderRaw(ctx(t), gemclient.Render{BundleID: id, Code: "PART + ' second'"})
@@ -356,9 +369,7 @@ func TestNodeLoadFailsInAnotherProcess(t *testing.T) {
 	// With its file whole again the bundle renders wherever it goes (the
 	// process that failed to load it loads it now), and both processes
 	// are the ones from the start.
-	if err := os.WriteFile(filepath.Join(s.cache, id, "part.js"), []byte("module.exports = 'part';\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, filepath.Join(s.cache, id, "part.js"), "module.exports = 'part';\n")
 	for range 2 {
 		s.render(t, tr, id, "PART + ' still served'").want(t, tr, http.StatusOK, "part still served")
 		s.render(t, tr, holder, "MARKER").want(t, tr, http.StatusOK, "holder")

@@ -137,10 +137,31 @@ func (s *server) waitScrape(t *testing.T, within time.Duration, what string, ok 
 			return p
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("metrics never showed %s within %s", what, within)
+			t.Fatalf("metrics never showed %s within %s; the last scrape had %s", what, within, p.runtimeSeries())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// runtimeSeries describes the series most waits are about (the pools'
+// runtimes and the node engine's processes), for a wait's failure.
+func (p promScrape) runtimeSeries() string {
+	var out []string
+	for _, name := range []string{"gorender_runtimes", "gorender_runtimes_busy", "gorender_runtimes_quarantined", "gorender_engine_processes"} {
+		sets := p.labelSets(name)
+		keys := make([]string, 0, len(sets))
+		for k := range sets {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, fmt.Sprintf("%s{%s} %v", name, k, sets[k]))
+		}
+	}
+	if len(out) == 0 {
+		return "none of the runtimes' and processes' series"
+	}
+	return strings.Join(out, ", ")
 }
 
 // wantDeltas checks after-before of each "name{k=v,...}" key of want. A key

@@ -144,14 +144,11 @@ func TestRecycleUnderLoad(t *testing.T) {
 	t.Parallel()
 	t.Run("schedule", func(t *testing.T) {
 		t.Parallel()
-		// Every 1.2 s, one runtime at a time 0.12 s apart (minutes, as
-		// upstream). Not faster: on the node engine each one restarts a
-		// Node.js process and reloads the bundle; at every 0.6 s, CI on a
-		// loaded machine once saw the pool never idle within a minute after
-		// the load, most likely because some restart was always under way.
+		// Every 0.6 s, one runtime at a time 0.12 s apart (minutes, as
+		// upstream); on the node engine every Node.js process too.
 		s := startServer(t, map[string]string{
 			"RENDERER_WORKERS_COUNT":                            "2",
-			"RENDERER_ALL_WORKERS_RESTART_INTERVAL":             "0.02",
+			"RENDERER_ALL_WORKERS_RESTART_INTERVAL":             "0.01",
 			"RENDERER_DELAY_BETWEEN_INDIVIDUAL_WORKER_RESTARTS": "0.002",
 		})
 		id := newID("s")
@@ -170,10 +167,19 @@ func TestRecycleUnderLoad(t *testing.T) {
 			t.Errorf("%v runtimes replaced for another reason than the schedule", other)
 		}
 		t.Logf("%d renders, %v runtimes recycled on schedule", ok, recycled)
-		s.waitScrape(t, 60*time.Second, "the pool back to its size, idle", func(p promScrape) bool {
+		// Once the load ends no runtime is left busy, and the pool holds
+		// at least one runtime and no more than its size. Its size is 2 on
+		// goja and quickjs but 8 on node (2 processes with 4 renders each),
+		// where a pool grows past 2 when a render makes its own runtime
+		// while a retired one's replacement loads, and the schedule then
+		// replaces each of them in turn: it keeps as many as it has. A
+		// scrape may see one fewer while a runtime's replacement loads.
+		size := float64(runtimesPerBundle(2))
+		idle := s.waitScrape(t, 60*time.Second, fmt.Sprintf("the pool idle, with 1 to %v runtimes", size), func(p promScrape) bool {
 			n := p.value("gorender_runtimes", "bundle", id)
-			return p.value("gorender_runtimes_busy", "bundle", id) == 0 && n >= 1 && n <= 2
+			return p.value("gorender_runtimes_busy", "bundle", id) == 0 && n >= 1 && n <= size
 		})
+		t.Logf("the pool idle with %v runtimes", idle.value("gorender_runtimes", "bundle", id))
 	})
 	t.Run("max renders", func(t *testing.T) {
 		t.Parallel()

@@ -696,11 +696,11 @@ func (s *server) leaveAfterFirstChunk(tr transport, id, code string) error {
 func TestStreamIdle(t *testing.T) {
 	t.Parallel()
 	s, id := streamsServer(t, map[string]string{
-		"RENDERER_STREAM_IDLE_TIMEOUT": "300ms", "RENDERER_RENDER_TIMEOUT": "500ms", "RENDERER_WORKERS_COUNT": "2",
+		"RENDERER_STREAM_IDLE_TIMEOUT": "1s", "RENDERER_RENDER_TIMEOUT": "500ms", "RENDERER_WORKERS_COUNT": "2",
 	})
 	eachTransport(t, func(t *testing.T, tr transport) {
 		t.Run("silent", func(t *testing.T) {
-			// Silent for 60 s, cut after 0.3 s: a bound of 30 s tells the
+			// Silent for 60 s, cut after 1 s: a bound of 30 s tells the
 			// idle window from the stream's own end on a loaded machine.
 			a := s.streamRender(t, tr, id, "TestStreams.silent(60000)", nil)
 			a.wantStreamHeaders(t, tr)
@@ -714,6 +714,9 @@ func TestStreamIdle(t *testing.T) {
 		})
 		t.Run("healthy", func(t *testing.T) {
 			// 20 ticks 100 ms apart: 2 s, four times the render deadline.
+			// Each tick comes a tenth of the idle window after the last:
+			// with a window of 300 ms, a pause of 200 ms of a loaded
+			// machine (the timer's or the answer's) cut a healthy stream.
 			a := s.streamRender(t, tr, id, "TestStreams.ticks(20, 100)", nil)
 			a.wantStreamHeaders(t, tr)
 			a.wantComplete(t, ticksBody(20))

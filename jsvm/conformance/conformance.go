@@ -124,6 +124,7 @@ var cases = []struct {
 	{"CrossStreamHostileObject", testCrossStreamHostileObject},
 	{"CrossStreamChunkPastMaxAllocation", testCrossStreamChunkPastMaxAllocation},
 	{"CrossStreamTwoConsumers", testCrossStreamTwoConsumers},
+	{"CrossStreamBackFromATimer", testCrossStreamBackFromATimer},
 	{"RunOnOtherBundleTimersLastTheRender", testRunOnOtherBundleTimersLastTheRender},
 	{"RunOnOtherBundleTwiceBeginsEachCall", testRunOnOtherBundleTwiceBeginsEachCall},
 	{"RunOnOtherBundleIntoAwaitingEntry", testRunOnOtherBundleIntoAwaitingEntry},

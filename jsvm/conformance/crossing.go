@@ -442,6 +442,70 @@ func testCrossStreamTwoConsumers(t *testing.T, engine string) {
 	}
 }
 
+// testCrossStreamBackFromATimer: a timer callback of b, a bundle an
+// earlier call left the timer in, calls c, which calls b for a stream: b's
+// own code waits on the call, as when b's call code calls out, so the
+// stream cannot cross back (README "Streams across bundles"), on every
+// engine. On goja and quickjs the guard counted only the calls into b, not
+// b's own calls out: the stream crossed, c's loop drove b's from within
+// b's callback, so b's interval ticked inside it, and the stream's events
+// never came (c's promise never settled); node let it cross too.
+func testCrossStreamBackFromATimer(t *testing.T, engine string) {
+	e := NodeEngine(t, engine, jsvm.Options{})
+	const back = "runOnOtherBundle: a stream cannot cross from a bundle that is itself waiting on this call (a recursion through bundles)"
+	for _, c := range []struct{ name, code, want string }{
+		{"caught in c", `try { runOnOtherBundle('b', 'ticking()'); 'crossed' } catch (e) { e.name + ': ' + e.message }`, "TypeError: " + back},
+		{"read by c", `collect(runOnOtherBundle('b', 'ticking()'))`, "threw Error: " + back},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			entry := NewLoaded(t, e, "entry", consumerSrc)
+			b := NewLoaded(t, e, "b", consumerSrc+`
+globalThis.inTimer = false;
+globalThis.ticks = [];
+globalThis.ticking = function () {
+  var s = new stream.PassThrough();
+  var n = 0;
+  var iv = setInterval(function () {
+    ticks.push(inTimer ? 'tick inside the timer' : 'tick');
+    s.write('t' + n);
+    if (++n === 3) { clearInterval(iv); s.end(); }
+  }, 1);
+  return s;
+};
+globalThis.later = function (code) {
+  setTimeout(function () {
+    inTimer = true;
+    var r;
+    try { r = runOnOtherBundle('c', code); } catch (e) { r = 'threw ' + e.name + ': ' + e.message; }
+    inTimer = false;
+    Promise.resolve(r).then(function (v) { sharedExecutionContext.set('back', [String(v)].concat(ticks).join(' | ')); });
+  }, 1);
+  return 'later';
+};`)
+			cb := NewLoaded(t, e, "c", consumerSrc)
+			req := jsvm.NewRequest(map[string]jsvm.Runtime{"entry": entry, "b": b, "c": cb})
+			// The entry looks for b's answer on its own timer: b's 1 ms
+			// timer runs in the same turn as a look once due, so 200 looks
+			// are plenty.
+			got, err := evalCross(t, entry, req, `var called = runOnOtherBundle('b', 'later(' + JSON.stringify(`+jsString(c.code)+`) + ')');
+new Promise(function (resolve) {
+  var looks = 0;
+  (function look() {
+    var seen = sharedExecutionContext.get('back');
+    if (seen !== undefined || ++looks === 200) resolve(called + ': ' + seen);
+    else setTimeout(look, 1);
+  })();
+})`)
+			if want := "later: " + c.want; err != nil || got != want {
+				t.Fatalf("got %q, %v\nwant %q", got, err, want)
+			}
+			if entry.Broken() || b.Broken() || cb.Broken() {
+				t.Fatal("a runtime was retired")
+			}
+		})
+	}
+}
+
 // testRunOnOtherBundleTimersLastTheRender: the timers and immediates a
 // runOnOtherBundle call sets in the other bundle keep running after the
 // call returned, until the caller's render ends, as on Node (one event

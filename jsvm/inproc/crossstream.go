@@ -165,10 +165,14 @@ func (r *Runtime[V]) takeStream(other *Runtime[V], value V) (string, error) {
 	if !r.host.opts.SupportModules {
 		return "", errors.New("a stream result crosses bundles only in the Node-compatible environment (RENDERER_SUPPORT_MODULES)")
 	}
-	if other.active > 1 {
-		// other's own code waits on this call (the render's entry, or a
-		// bundle called before): other's loop cannot be driven by one it
-		// waits on.
+	if other.active > 1 || other.calling > 0 {
+		// other's own code waits on this call (the render's entry, a
+		// bundle called before, or other's own code that called out: a
+		// timer or immediate of it, a stream event, whatever of it made a
+		// runOnOtherBundle call still in progress): other's loop cannot be
+		// driven by one it waits on. Driven from within its own callback,
+		// other's next timers ran inside it and its stream's events never
+		// came (the caller's promise never settled).
 		return "", errors.New("a stream cannot cross from a bundle that is itself waiting on this call (a recursion through bundles)")
 	}
 	if len(r.host.crossIn) >= jsvm.MaxCrossingStreams {

@@ -37,7 +37,8 @@ type Runtime[V any] struct {
 	linked []linkedRuntime[V]
 	// active counts this runtime's code waiting on a call in progress: its
 	// render (Eval), and each runOnOtherBundle call into it; calling its
-	// own runOnOtherBundle calls in progress.
+	// own runOnOtherBundle calls in progress, from whatever of its code
+	// (a call into it, a timer callback, a stream event).
 	active  int
 	calling int
 }

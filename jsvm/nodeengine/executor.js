@@ -567,9 +567,11 @@ function runOnOther(r, caller, other, code) {
   if (other === caller) return caller.run(code, 'runOnOtherBundle');
   r.touched.add(other);
   // back: other's own code is running, waiting on this call (the render's
-  // entry, or a bundle called before): its stream cannot cross back, as on
-  // the Go engines (crossstream.go takeStream).
-  const back = other === r.entry || r.active.has(other);
+  // entry, a bundle called before, or other's own code that called out: a
+  // timer callback of it, a stream event): its stream cannot cross back,
+  // as on the Go engines (crossstream.go takeStream), which cannot drive
+  // other's loop from within its own callback.
+  const back = other === r.entry || r.active.has(other) || r.calling.has(other);
   r.active.set(other, (r.active.get(other) || 0) + 1);
   try {
     return runOnOtherActive(r, caller, other, code, back);

@@ -206,3 +206,88 @@ func TestRunOnOtherBundleTimersLastTheRender(t *testing.T) {
 		})`).want(t, tr, http.StatusOK, "still")
 	})
 }
+
+// sharedStreamBundle hands out one stream per key, whoever asks for it: a
+// Readable of 'a', 'b', 'c' on a timer (shared), after every reader could
+// start reading, or of 300 chunks of 1 KiB as fast as it is read
+// (sharedBig).
+const sharedStreamBundle = `var stream = require('stream');
+var streams = {};
+globalThis.shared = function (key) {
+  if (!streams[key]) {
+    var r = new stream.Readable({ objectMode: true, read: function () {} });
+    var i = 0;
+    var iv = setInterval(function () {
+      if (i === 3) { clearInterval(iv); r.push(null); return; }
+      r.push('abc'[i++]);
+    }, 3);
+    streams[key] = r;
+  }
+  return streams[key];
+};
+globalThis.sharedBig = function (key) {
+  if (!streams[key]) {
+    var n = 0;
+    streams[key] = new stream.Readable({ objectMode: true, read: function () {
+      this.push(n++ < 300 ? 'x'.repeat(1024) : null);
+    } });
+  }
+  return streams[key];
+};
+`
+
+// streamReaderBundle reads a stream into its chunks (collect) or counts
+// them (count), with the error's message if it fails.
+const streamReaderBundle = `globalThis.collect = function (s) {
+  return new Promise(function (resolve) {
+    var out = [];
+    s.on('data', function (c) { out.push(typeof c === 'string' ? 's:' + c : 'b:' + c); });
+    s.on('end', function () { resolve(out.join(',')); });
+    s.on('error', function (e) { resolve(out.join(',') + '|' + e.message); });
+  });
+};
+globalThis.count = function (s) {
+  return new Promise(function (resolve) {
+    var n = 0;
+    s.on('data', function () { n++; });
+    s.on('end', function () { resolve(n); });
+    s.on('error', function (e) { resolve(e.message); });
+  });
+};
+`
+
+// TestCrossStreamTwoReaders: one stream object of a third bundle read by
+// two readers of one render (README "Streams across bundles", several
+// readers), through the binary on every engine. The entry holds the
+// producer's stream and calls mid, whose code reads the same stream and
+// waits for it: both get every chunk (before f271184, mid's promise never
+// settled on goja and quickjs). And one reader reading at once, the other
+// 100 ms late: the stream waits for the slower, as a Node stream piped to
+// two destinations does, and the later reader gets the chunks from when
+// it started (before f271184 the slower's stream failed with "the stream
+// produced a chunk while paused", on every engine).
+func TestCrossStreamTwoReaders(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true", "RENDERER_WORKERS_COUNT": "1"})
+	appID, midID, rscID := newID("s"), newID("m"), newID("r")
+	s.upload(t, map[string]string{appID: streamReaderBundle, midID: streamReaderBundle, rscID: sharedStreamBundle}, nil)
+	eachTransportSerial(t, func(t *testing.T, tr transport) {
+		t.Run("the entry and mid", func(t *testing.T) {
+			shared := fmt.Sprintf(`shared(%q)`, "entry-mid-"+tr.name)
+			inMid := fmt.Sprintf(`collect(runOnOtherBundle(%q, %q))`, rscID, shared)
+			code := fmt.Sprintf(`var s = runOnOtherBundle(%q, %q);
+				var r = runOnOtherBundle(%q, %q);
+				Promise.all([collect(s), r]).then(function (a) { return a.join(' & '); })`, rscID, shared, midID, inMid)
+			s.render(t, tr, appID, code, midID, rscID).want(t, tr, http.StatusOK, "s:a,s:b,s:c & s:a,s:b,s:c")
+		})
+		t.Run("one reader slower", func(t *testing.T) {
+			big := fmt.Sprintf(`sharedBig(%q)`, "slower-"+tr.name)
+			code := fmt.Sprintf(`var s1 = runOnOtherBundle(%q, %q), s2 = runOnOtherBundle(%q, %q);
+				var fast = count(s2);
+				new Promise(function (r) { setTimeout(r, 100); })
+					.then(function () { return Promise.all([count(s1), fast]); })
+					.then(function (a) { return a[0] + ' ' + (a[1] > 0 && a[1] <= 300); })`, rscID, big, rscID, big)
+			s.render(t, tr, appID, code, rscID).want(t, tr, http.StatusOK, "300 true")
+		})
+	})
+}

@@ -34,18 +34,17 @@ const OUT_FD = 4;
 
 // ---- Frames out ----------------------------------------------------------
 
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-
+// writeAll writes buf to the answer pipe. The pipe is blocking here (Go's
+// os/exec hands the child a blocking descriptor, and nothing in this
+// process changes its mode): a write returns once all of buf is in the
+// pipe, waiting while gorender reads what filled it; this process has
+// nothing else to do meanwhile (TestExecutorPipeModes).
 function writeAll(buf) {
   let off = 0;
   while (off < buf.length) {
     try {
       off += fs.writeSync(OUT_FD, buf, off, buf.length - off);
     } catch (e) {
-      if (e.code === 'EAGAIN') {
-        Atomics.wait(sleeper, 0, 0, 1);
-        continue;
-      }
       // gorender is gone (EPIPE): nothing is left to serve.
       process.exit(0);
     }
@@ -170,7 +169,8 @@ input.on('end', () => process.exit(0));
 // pollInput reads what gorender sent without waiting for the event loop:
 // a stream whose chunks come from promise jobs alone never yields to it,
 // and must still see its client leave. At most every 10 ms, from the chunk
-// path; the pipe is non-blocking (libuv's), so an empty one answers EAGAIN.
+// path. The request pipe is non-blocking (libuv made it so when input
+// opened it; TestExecutorPipeModes), so an empty one answers EAGAIN.
 // It reads into readBuf too: onData has copied what libuv read there.
 let lastPoll = 0;
 function pollInput() {

@@ -1,8 +1,10 @@
 package nodeengine
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -79,5 +81,35 @@ func TestPipeReaderWaits(t *testing.T) {
 	w.Close()
 	if got := <-reads; got.err != io.EOF {
 		t.Fatalf("read %q, %v after the writer closed; want io.EOF", got.s, got.err)
+	}
+}
+
+// TestExecutorPipeModes: in the executor, the request pipe (fd 3) is
+// non-blocking, as pollInput's reads between stream chunks need (a blocking
+// one would stop the render until gorender sent something), and the answer
+// pipe (fd 4) is blocking, as writeAll takes it to be (executor.js).
+func TestExecutorPipeModes(t *testing.T) {
+	e, _ := newEngine(t, config{})
+	rt := load(t, e, "b", "", `var n = 0;`)
+	if got := mustEval(t, rt, "b", `'ok'`); got != "ok" {
+		t.Fatalf("render: %q", got)
+	}
+	pid := running(t, e, 1)[0].PID
+	for fd, nonblocking := range map[int]bool{3: true, 4: false} {
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", pid, fd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var flags int
+		for line := range strings.Lines(string(info)) {
+			if v, ok := strings.CutPrefix(line, "flags:"); ok {
+				if _, err := fmt.Sscanf(strings.TrimSpace(v), "%o", &flags); err != nil {
+					t.Fatalf("fd %d: flags %q: %v", fd, v, err)
+				}
+			}
+		}
+		if got := flags&syscall.O_NONBLOCK != 0; got != nonblocking {
+			t.Errorf("fd %d: flags %o: non-blocking %v, want %v", fd, flags, got, nonblocking)
+		}
 	}
 }

@@ -198,8 +198,10 @@ const bundles = new Map(); // program key -> Bundle
 let current = null; // the render in progress
 let loading = null; // the load in progress, for errors thrown meanwhile
 // Renders sent while another ran (pipelining), in the order they came:
-// {h, body, after: the update and close frames that came for it}. One
-// runs at a time; the next starts once the last answered.
+// {h, code, after: the updates and close that came for it, {h, code}}.
+// One runs at a time; the next starts once the last answered. A frame's
+// body is a view into inBuf, which the next frames overwrite: what waits
+// keeps its code, decoded now (it was copied, then decoded at its start).
 const queued = [];
 
 function unqueue(id) {
@@ -215,8 +217,24 @@ function unqueue(id) {
 function startQueued() {
   if (current || queued.length === 0) return;
   const q = queued.shift();
-  dispatch(q.h, q.body);
-  for (const f of q.after) dispatch(f.h, f.body);
+  startRender(q.h, q.code);
+  for (const f of q.after) toRender(f.h, f.code);
+}
+
+function startRender(h, code) {
+  current = new Render(h);
+  // A render starts from a promise job, as in a Node server's async
+  // handler: the request's own promise jobs run before process.nextTick
+  // callbacks it queues.
+  queueMicrotask(() => current && current.id === h.r && current.start(code));
+}
+
+// toRender hands an update (code) or the close of the updates (null code)
+// to the render in progress, or to the queued render it came for.
+function toRender(h, code) {
+  const waiting = queued.find((q) => q.h.r === h.r);
+  if (waiting) waiting.after.push({ h, code });
+  else if (current && current.id === h.r) current.queueUpdate(h.t === 'close' ? null : { h, code });
 }
 
 function dispatch(h, body) {
@@ -240,30 +258,20 @@ function dispatch(h, body) {
     }
     case 'render': {
       if (loading) bug('render while loading', h.r);
-      if (current) {
-        // Pipelined (gorender queues a render into a busy process only
-        // when none is idle): it starts once the current one answered.
-        queued.push({ h, body: Buffer.from(body), after: [] });
-        return;
-      }
-      current = new Render(h);
-      // A render starts from a promise job, as in a Node server's async
-      // handler: the request's own promise jobs run before process.nextTick
-      // callbacks it queues.
       const code = body.toString('utf8');
-      queueMicrotask(() => current && current.id === h.r && current.start(code));
+      // Pipelined (gorender queues a render into a busy process only
+      // when none is idle): it starts once the current one answered.
+      if (current) queued.push({ h, code, after: [] });
+      else startRender(h, code);
       return;
     }
     case 'update':
-    case 'close': {
+    case 'close':
       // gorender sends a render's updates once the render before it
       // answered; it may not have started yet (startQueued): they wait
       // with it.
-      const waiting = queued.find((q) => q.h.r === h.r);
-      if (waiting) waiting.after.push({ h, body: Buffer.from(body) });
-      else if (current && current.id === h.r) current.queueUpdate(h.t === 'close' ? null : { h, code: body.toString('utf8') });
+      toRender(h, h.t === 'close' ? null : body.toString('utf8'));
       return;
-    }
     case 'cancel':
       // A queued render is dropped unstarted.
       if (unqueue(h.r)) {

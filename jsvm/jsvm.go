@@ -106,6 +106,9 @@ type NodeOptions struct {
 	// HeapLimit is each process's V8 heap limit in bytes
 	// (RENDERER_NODE_HEAP_LIMIT, --max-old-space-size); 0 is V8's default.
 	HeapLimit int64
+	// SemiSpace is each process's V8 semi-space size in bytes, whole MiB
+	// (RENDERER_NODE_SEMI_SPACE, --max-semi-space-size); 0 is V8's default.
+	SemiSpace int64
 	// ReadRoots are the directories the processes may read besides their
 	// program (Node's permission model): the bundle cache. A bundle's own
 	// fs is further confined to its directory.

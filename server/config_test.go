@@ -44,6 +44,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"recycle grace", c.RecycleGrace, 30 * time.Second},
 		{"max connection age", c.MaxConnectionAge, time.Duration(0)},
 		{"node load timeout", c.NodeLoadTimeout, 60 * time.Second},
+		{"node semi-space", c.NodeSemiSpace, uint64(32 << 20)},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -301,6 +302,21 @@ func TestUnknownVariables(t *testing.T) {
 	})
 	if want := []string{"RENDERER_PASWORD", "RENDERER_ZZZ"}; !slices.Equal(got, want) {
 		t.Errorf("UnknownVariables = %q, want %q", got, want)
+	}
+}
+
+func TestNodeSemiSpace(t *testing.T) {
+	for v, want := range map[string]uint64{"": 32 << 20, "0": 0, "16MiB": 16 << 20, "64MiB": 64 << 20, "1GiB": 1 << 30} {
+		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_NODE_SEMI_SPACE": v}), 0)
+		if err != nil || c.NodeSemiSpace != want {
+			t.Errorf("RENDERER_NODE_SEMI_SPACE=%q: %v, %v; want %d", v, c, err, want)
+		}
+	}
+	for _, v := range []string{"lots", "-1MiB", "1500KiB", "2GiB"} {
+		_, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_NODE_SEMI_SPACE": v}), 0)
+		if err == nil || !strings.Contains(err.Error(), "RENDERER_NODE_SEMI_SPACE") {
+			t.Errorf("RENDERER_NODE_SEMI_SPACE=%q: err %v, want it named", v, err)
+		}
 	}
 }
 

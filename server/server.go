@@ -91,6 +91,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 			QueueDepth:      cfg.NodeQueueDepth,
 			LoadTimeout:     cfg.NodeLoadTimeout,
 			HeapLimit:       int64(cfg.NodeHeapLimit),
+			SemiSpace:       int64(cfg.NodeSemiSpace),
 			ReadRoots:       []string{cfg.CachePath, cfg.CachePath + ".artifact-snapshots"},
 			MaxRenders:      cfg.MaxRendersPerRuntime,
 			RestartInterval: cfg.RecycleInterval,

@@ -49,6 +49,7 @@ type config struct {
 	// process, not the engine (0: jsvm.DefaultNodeLoadTimeout).
 	LoadTimeout                   time.Duration
 	HeapLimit                     int64
+	SemiSpace                     int64 // V8's --max-semi-space-size in bytes (0: V8's default)
 	ReadRoots                     []string
 	MaxRendersPerProcess          int
 	RestartInterval, RestartDelay time.Duration
@@ -116,6 +117,7 @@ func New(opts jsvm.Options) (*Engine, error) {
 		Depth:                opts.Node.QueueDepth,
 		LoadTimeout:          opts.Node.LoadTimeout,
 		HeapLimit:            opts.Node.HeapLimit,
+		SemiSpace:            opts.Node.SemiSpace,
 		ReadRoots:            opts.Node.ReadRoots,
 		MaxRendersPerProcess: opts.Node.MaxRenders,
 		RestartInterval:      opts.Node.RestartInterval,
@@ -231,19 +233,24 @@ func childEnv(env []string) []string {
 func (e *Engine) heapLimitMiB() int { return int(e.cfg.HeapLimit >> 20) }
 
 // minOutsideHeap is the least memory a process with a heap limit may use
-// outside its V8 heap (its young generation, code, Node's own native memory,
-// buffers).
+// outside its V8 heap (its young generation of V8's default size, code,
+// Node's own native memory, buffers).
 const minOutsideHeap = 256 << 20
 
+// youngSpaces is how many semi-spaces V8's young generation takes at most:
+// the two it copies between and its large objects, as large as one.
+const youngSpaces = 3
+
 // dataLimit is each process's data segment limit (RLIMIT_DATA) with a
-// heap limit: the heap and as much again outside it (at least 256 MiB), so
-// that a Buffer or ArrayBuffer cannot take more memory than the heap limit
-// allows the heap; none without a heap limit.
+// heap limit: the heap and as much again outside it (at least 256 MiB),
+// plus the young generation of a configured semi-space size, so that a
+// Buffer or ArrayBuffer cannot take more memory than the heap limit allows
+// the heap; none without a heap limit.
 func (e *Engine) dataLimit() int64 {
 	if e.cfg.HeapLimit <= 0 {
 		return 0
 	}
-	return e.cfg.HeapLimit + max(e.cfg.HeapLimit, minOutsideHeap)
+	return e.cfg.HeapLimit + max(e.cfg.HeapLimit, minOutsideHeap) + youngSpaces*e.cfg.SemiSpace
 }
 
 // Name implements jsvm.Engine.

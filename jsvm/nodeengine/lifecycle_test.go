@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -230,6 +231,36 @@ func TestMemoryOutsideTheHeap(t *testing.T) {
 	}
 	if adj, err := os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", procs[0].PID)); err != nil || strings.TrimSpace(string(adj)) != "1000" {
 		t.Errorf("oom_score_adj %q %v, want 1000", adj, err)
+	}
+}
+
+// TestSemiSpace: a configured semi-space size reaches V8
+// (--max-semi-space-size, in MiB), and the young generation it allows (three
+// semi-spaces) is added to the data segment limit.
+func TestSemiSpace(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc and RLIMIT_DATA are Linux's")
+	}
+	e, _ := newEngine(t, config{HeapLimit: 64 << 20, SemiSpace: 32 << 20})
+	rt := load(t, e, "b", "", `var n = 0;`)
+	if got := mustEval(t, rt, "b", `'ok'`); got != "ok" {
+		t.Fatalf("render: %q", got)
+	}
+	pid := running(t, e, 1)[0].PID
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Split(string(cmdline), "\x00"); !slices.Contains(args, "--max-semi-space-size=32") {
+		t.Errorf("command line %q, want --max-semi-space-size=32", args)
+	}
+	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 64 MiB of heap, 256 MiB outside it, 3 × 32 MiB of young generation.
+	if !regexp.MustCompile(`Max data size\s+436207616\s+436207616\s+bytes`).Match(limits) {
+		t.Errorf("data limit, want 416 MiB:\n%s", limits)
 	}
 }
 

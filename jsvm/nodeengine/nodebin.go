@@ -87,8 +87,8 @@ func (n nodeBinary) atLeast(major, minor int) bool {
 // args are the command line of an executor process: Node's permission
 // model allowing reads of the executor and the given roots only (no
 // writes, child processes, worker threads, addons or WASI), and the V8 heap
-// limit when one is set.
-func (n nodeBinary) args(executor string, readRoots []string, heapLimitMiB int) []string {
+// limit and semi-space size when they are set.
+func (n nodeBinary) args(executor string, readRoots []string, heapLimitMiB, semiSpaceMiB int) []string {
 	var args []string
 	if n.atLeast(23, 5) || (n.major == 22 && n.minor >= 13) {
 		args = append(args, "--permission")
@@ -106,6 +106,9 @@ func (n nodeBinary) args(executor string, readRoots []string, heapLimitMiB int) 
 	}
 	if heapLimitMiB > 0 {
 		args = append(args, "--max-old-space-size="+strconv.Itoa(heapLimitMiB))
+	}
+	if semiSpaceMiB > 0 {
+		args = append(args, "--max-semi-space-size="+strconv.Itoa(semiSpaceMiB))
 	}
 	return append(args, executor)
 }

@@ -104,7 +104,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		stderr:   newTailWriter(e.log.With("node_process", slot), 8<<10),
 		loaded:   make(map[*program]bool),
 	}
-	cmd := exec.Command(e.node.path, e.node.args(e.executor, e.cfg.ReadRoots, e.heapLimitMiB())...)
+	cmd := exec.Command(e.node.path, e.node.args(e.executor, e.cfg.ReadRoots, e.heapLimitMiB(), int(e.cfg.SemiSpace>>20))...)
 	cmd.Env = e.childEnv
 	cmd.Dir = e.dir.path
 	cmd.ExtraFiles = []*os.File{inR, outW} // the child's fds 3 and 4

@@ -179,6 +179,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_JS_ENGINE" (default (ternary "node" "" (eq .Values.image.variant "node")) $c.jsEngine))
   (list "RENDERER_NODE_PATH" $c.nodePath)
   (list "RENDERER_NODE_HEAP_LIMIT" $c.nodeHeapLimit)
+  (list "RENDERER_NODE_SEMI_SPACE" $c.nodeSemiSpace)
   (list "RENDERER_NODE_QUEUE_DEPTH" $c.nodeQueueDepth)
   (list "RENDERER_NODE_LOAD_TIMEOUT" $c.nodeLoadTimeout)
   (list "REPLAY_SERVER_ASYNC_OPERATION_LOGS" $c.replayServerAsyncOperationLogs)

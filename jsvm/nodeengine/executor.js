@@ -260,8 +260,12 @@ function dispatch(h, body) {
       if (loading) bug('render while loading', h.r);
       const code = body.toString('utf8');
       // Pipelined (gorender queues a render into a busy process only
-      // when none is idle): it starts once the current one answered.
-      if (current) queued.push({ h, code, after: [] });
+      // when none is idle): it starts once the current one answered, and
+      // after those queued before it. One read between an answer and its
+      // startQueued (the poll phase after an answer from a timer) finds
+      // none current but others waiting: it waits behind them, and the
+      // startQueued that answer scheduled starts the first.
+      if (current || queued.length > 0) queued.push({ h, code, after: [] });
       else startRender(h, code);
       return;
     }

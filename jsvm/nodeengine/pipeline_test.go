@@ -3,6 +3,8 @@ package nodeengine
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,6 +116,81 @@ func TestQueuedRendersRunOneAtATime(t *testing.T) {
 		}
 		if n := q.runs.Load(); n != 1 {
 			t.Errorf("queued render %d ran %d times", i, n)
+		}
+	}
+	waitFor(t, 10*time.Second, "the process idle", func() bool { return holders(e, 0) == 0 && sentTo(e, 0) == 0 })
+}
+
+// written waits until what was sent to the process of slot is in its pipe
+// (sendRender holds wmu while it writes).
+func written(e *Engine, slot int) {
+	e.mu.Lock()
+	p := e.procs[slot]
+	e.mu.Unlock()
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+}
+
+// TestQueuedRendersStartInTheOrderTheyCame: a render whose frame the
+// executor reads once the render ahead answered, but before the renders
+// queued behind that one started (read by the poll phase that follows an
+// answer from a timer), queues behind them: it does not overtake them.
+// The first render holds its answer, in a timer callback, until the test
+// has written the third render's frame; the second is read while the
+// first runs (files in dir say when: no timing is assumed).
+func TestQueuedRendersStartInTheOrderTheyCame(t *testing.T) {
+	e, _ := newEngine(t, config{Depth: 4})
+	prg, err := e.Compile("b", "", `var order = [];`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	queuedRead, answer := filepath.Join(dir, "queued-read"), filepath.Join(dir, "answer")
+	// The immediate runs after a poll phase, which reads the second
+	// render's frame, in the pipe before queuedRead exists; the timer
+	// callback tells the test (ran) and waits for answer.
+	first := startEval(t, context.Background(), loadProgram(t, e, prg), fmt.Sprintf(`(function () {
+		const fs = %s.mainModule.require('fs');
+		order.push('a');
+		return new Promise((resolve) => {
+			const tick = () => {
+				if (!fs.existsSync(%[2]q)) {
+					setTimeout(tick, 5);
+					return;
+				}
+				setImmediate(() => setTimeout(() => {
+					sharedExecutionContext.get('ran')();
+					while (!fs.existsSync(%[3]q)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+					resolve(order.join(','));
+				}, 0));
+			};
+			tick();
+		});
+	})()`, escape, queuedRead, answer))
+	waitFor(t, 10*time.Second, "the first render sent", func() bool { return sentTo(e, 0) == 1 })
+	render := func(name string) string {
+		return fmt.Sprintf(`(function () { order.push(%q); return order.join(','); })()`, name)
+	}
+	second := startEval(t, context.Background(), loadProgram(t, e, prg), render("b"))
+	waitFor(t, 10*time.Second, "the second render sent", func() bool { return sentTo(e, 0) == 2 })
+	written(e, 0)
+	if err := os.WriteFile(queuedRead, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the first render about to answer", func() bool { return first.runs.Load() == 1 })
+	third := startEval(t, context.Background(), loadProgram(t, e, prg), render("c"))
+	waitFor(t, 10*time.Second, "the third render sent", func() bool { return sentTo(e, 0) == 3 })
+	written(e, 0)
+	if err := os.WriteFile(answer, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		name string
+		q    *queuedEval
+		want string
+	}{{"first", first, "a"}, {"second", second, "a,b"}, {"third", third, "a,b,c"}} {
+		if got := r.q.answer(t); got != r.want {
+			t.Errorf("%s render: %q, want %q", r.name, got, r.want)
 		}
 	}
 	waitFor(t, 10*time.Second, "the process idle", func() bool { return holders(e, 0) == 0 && sentTo(e, 0) == 0 })

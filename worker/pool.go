@@ -102,8 +102,10 @@ func (pl *pool) acquire(ctx context.Context) (*entry, error) {
 }
 
 // release returns a leased runtime. A broken one is replaced and counted
-// as brokenReason; one that is due for recycling (by count or schedule) is
-// replaced before it closes, so the pool never shrinks; one of a retired
+// as brokenReason, and so is one due for recycling (by count or schedule):
+// it closes and its replacement is made in the background, so the pool is
+// one runtime short until that one is loaded (a render that finds none
+// idle meanwhile makes its own, within the pool's size). One of a retired
 // pool just closes.
 func (pl *pool) release(e *entry, brokenReason string) {
 	e.renders++

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -36,7 +37,8 @@ type Cache struct {
 
 	// stored wakes the pruner after a store added bytes (capacity 1).
 	stored    chan struct{}
-	noDirLock sync.Once // warn once that flock is not available
+	noDirLock sync.Once  // warn once that flock is not available
+	freeMu    sync.Mutex // FreeSpace calls take turns
 
 	heldMu sync.Mutex
 	held   map[string]int // bundle id → holds this process has on it (Hold)
@@ -95,6 +97,15 @@ func (c *Cache) BundlePath(id string) string {
 
 func (c *Cache) lockPath(id string) string {
 	return filepath.Join(c.root, id, id+lockSuffix)
+}
+
+// rel is path relative to the cache root, for logs and errors: the same on
+// every replica, and no server path in an answer.
+func (c *Cache) rel(path string) string {
+	if r, err := filepath.Rel(c.root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
 }
 
 func (c *Cache) uploadsPath() string { return filepath.Join(c.root, uploadsDir) }

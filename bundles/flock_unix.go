@@ -35,3 +35,10 @@ func tryFlock(f *os.File, how int) (bool, error) {
 		}
 	}
 }
+
+// pidAlive reports whether process pid exists on this host (one of another
+// user counts: signalling it is refused, not unknown).
+func pidAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -5,8 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -89,47 +93,46 @@ func (k *keyedMutex) size() int {
 type fileLock struct {
 	path  string
 	token []byte
+	file  *os.File // holds the flock that tells every process the lock is live
 	stop  chan struct{}
 	done  chan struct{}
 }
 
-// lockFile takes the cross-process lock file at path, created with O_EXCL.
-// While it exists and its mtime is younger than c.lockStale, lockFile polls
-// every c.lockPoll until it can take it or ctx is done; an older one is
-// considered left by a dead process, removed and retaken. While held, the
-// lock's mtime is refreshed every lockStale/4 so that a slow but live writer
-// is not taken over.
+// lockFile takes the cross-process lock file at path. The file is made
+// under a temporary name, flocked, filled with its holder's pid, host and a
+// token, then hard-linked to path (which fails if path exists): a lock file
+// at path always carries a flock while its holder lives, and the kernel
+// drops that flock when the holder dies. While another lock is at path,
+// lockFile polls every c.lockPoll until it can take it or ctx is done:
+//
+//   - a lock whose flock is held is live, however old its date;
+//   - one whose flock is free and whose holder is provably gone (this host,
+//     and its pid dead or ours) is taken over at once;
+//   - any other (a holder on another host, a gorender that takes no flock,
+//     a file system without flock) is taken over once this process has seen
+//     it unchanged for c.lockStale on its own monotonic clock. Its holder
+//     refreshes its mtime every lockStale/4; the date itself is never
+//     compared with the clock, so a clock step or a host whose clock runs
+//     ahead neither blocks a lock forever nor breaks a live one.
 func (c *Cache) lockFile(ctx context.Context, path string) (*fileLock, error) {
-	host, _ := os.Hostname()
-	token := fmt.Appendf(nil, "pid=%d host=%s token=%s\n", os.Getpid(), host, randomHex(16))
+	token := fmt.Appendf(nil, "pid=%d host=%s token=%s\n", os.Getpid(), hostname(), randomHex(16))
 	var timer *time.Timer
+	var seen lockSighting
 	for {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+		f, err := c.createLock(path, token)
 		if err == nil {
-			_, werr := f.Write(token)
-			cerr := f.Close()
-			if werr = errors.Join(werr, cerr); werr != nil {
-				_ = os.Remove(path)
-				return nil, fmt.Errorf("write lock file %s: %w", path, werr)
-			}
-			l := &fileLock{path: path, token: token, stop: make(chan struct{}), done: make(chan struct{})}
+			l := &fileLock{path: path, token: token, file: f, stop: make(chan struct{}), done: make(chan struct{})}
 			go c.heartbeat(l)
 			return l, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("create lock file %s: %w", path, err)
+			return nil, err
 		}
-		fi, err := os.Lstat(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue // released meanwhile: try again at once
-		case err != nil:
-			return nil, fmt.Errorf("stat lock file %s: %w", path, err)
-		case time.Since(fi.ModTime()) > c.lockStale:
-			c.logger.Warn("taking over stale bundle lock", "path", path, "age", time.Since(fi.ModTime()).Round(time.Millisecond))
-			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("remove stale lock file %s: %w", path, err)
-			}
+		broken, err := c.breakLock(path, &seen)
+		if err != nil {
+			return nil, err
+		}
+		if broken {
 			continue
 		}
 		if timer == nil {
@@ -140,10 +143,154 @@ func (c *Cache) lockFile(ctx context.Context, path string) (*fileLock, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("wait for lock file %s: %w", path, ctx.Err())
+			return nil, fmt.Errorf("wait for lock file %s: %w", c.rel(path), ctx.Err())
 		case <-timer.C:
 		}
 	}
+}
+
+// lockTmpPrefix starts the temporary name of a lock file being made.
+const lockTmpPrefix = ".gorender-lock-"
+
+// createLock makes the lock file at path, flocked and holding token; an
+// error wraps fs.ErrExist when another lock is there.
+func (c *Cache) createLock(path string, token []byte) (*os.File, error) {
+	tmp := filepath.Join(filepath.Dir(path), lockTmpPrefix+randomHex(8))
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, filePerm)
+	if err != nil {
+		return nil, fmt.Errorf("create lock file %s: %w", c.rel(path), err)
+	}
+	if _, err := tryLockExclusive(f); err != nil {
+		c.warnNoDirLock(err) // the lock works without; only its liveness is slower to see
+	}
+	_, err = f.Write(token)
+	if err == nil {
+		err = os.Link(tmp, path)
+	}
+	_ = os.Remove(tmp)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("create lock file %s: %w", c.rel(path), err)
+	}
+	return f, nil
+}
+
+// lockSighting is what a waiter last saw of a lock file, and since when
+// (monotonic time) it has looked the same.
+type lockSighting struct {
+	info    os.FileInfo
+	content string
+	since   time.Time
+}
+
+// unchangedFor records a look at a lock file and returns how long it has
+// looked the same: same file, mtime and content.
+func (s *lockSighting) unchangedFor(info os.FileInfo, content string) time.Duration {
+	if s.info == nil || !os.SameFile(s.info, info) || !s.info.ModTime().Equal(info.ModTime()) || s.content != content {
+		*s = lockSighting{info: info, content: content, since: time.Now()}
+		return 0
+	}
+	return time.Since(s.since)
+}
+
+// breakLock removes the lock file at path if its holder is gone (see
+// lockFile) and reports whether the caller should try to take it now.
+func (c *Cache) breakLock(path string, seen *lockSighting) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil // released meanwhile
+	}
+	if err != nil {
+		return false, fmt.Errorf("open lock file %s: %w", c.rel(path), err)
+	}
+	defer f.Close()
+	locked, flockErr := tryLockExclusive(f)
+	if flockErr == nil && !locked {
+		return false, nil // its holder lives
+	}
+	// Holding its flock now, no other process can be breaking this lock;
+	// check that it is still the one at path.
+	info, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("stat lock file %s: %w", c.rel(path), err)
+	}
+	if now, err := os.Lstat(path); err != nil || !os.SameFile(info, now) {
+		return true, nil
+	}
+	content, err := io.ReadAll(io.LimitReader(f, 512))
+	if err != nil {
+		return false, fmt.Errorf("read lock file %s: %w", c.rel(path), err)
+	}
+	var why string
+	switch {
+	case flockErr == nil && holderGone(string(content)):
+		why = "its holder is gone"
+	case seen.unchangedFor(info, string(content)) > c.lockStale:
+		why = "unchanged for " + c.lockStale.String()
+	default:
+		return false, nil
+	}
+	c.logger.Warn("taking over bundle lock", "path", c.rel(path), "reason", why)
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("remove stale lock file %s: %w", c.rel(path), err)
+	}
+	return true, nil
+}
+
+// lockLive reports whether the lock file at path may belong to a live
+// writer, for the pruner, which must not wait: its flock is held, or it is
+// free and the holder is not provably gone and its date is within the stale
+// age of now. A date further ahead is a clock step, not a live writer (a
+// writer on this host holds the flock; one on another host refreshes the
+// date every few seconds).
+func (c *Cache) lockLive(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	defer f.Close()
+	locked, flockErr := tryLockExclusive(f)
+	if flockErr == nil && !locked {
+		return true
+	}
+	content, _ := io.ReadAll(io.LimitReader(f, 512))
+	if flockErr == nil && holderGone(string(content)) {
+		return false
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return true
+	}
+	age := time.Since(info.ModTime())
+	return age <= c.lockStale && age >= -c.lockStale
+}
+
+// holderGone reports whether the pid and host a lock or staging directory
+// names ("pid=N host=H ...") are provably no longer running: the host is
+// this one and the pid is dead, or is this process (which would hold the
+// flock that was just found free).
+func holderGone(owner string) bool {
+	var pid int
+	var host string
+	for _, f := range strings.Fields(owner) {
+		switch k, v, _ := strings.Cut(f, "="); k {
+		case "pid":
+			pid, _ = strconv.Atoi(v)
+		case "host":
+			host = v
+		}
+	}
+	if pid <= 0 || host == "" || host != hostname() {
+		return false
+	}
+	return pid == os.Getpid() || !pidAlive(pid)
+}
+
+// hostname is this host's name, "" if unknown (then no holder is provably
+// gone).
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
 }
 
 func (c *Cache) heartbeat(l *fileLock) {
@@ -161,29 +308,31 @@ func (c *Cache) heartbeat(l *fileLock) {
 		case <-t.C:
 			now := time.Now()
 			if err := os.Chtimes(l.path, now, now); err != nil {
-				c.logger.Warn("refreshing bundle lock", "path", l.path, "error", err)
+				c.logger.Warn("refreshing bundle lock", "path", c.rel(l.path), "error", err)
 			}
 		}
 	}
 }
 
 // unlock stops the heartbeat and removes the lock file if it is still ours
-// (it may have been taken over as stale by another process).
+// (it may have been taken over by a process on another host that saw it
+// unchanged for the stale age), then lets its flock go.
 func (c *Cache) unlock(l *fileLock) {
 	close(l.stop)
 	<-l.done
+	defer l.file.Close()
 	got, err := os.ReadFile(l.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		c.logger.Warn("bundle lock vanished while held", "path", l.path)
+		c.logger.Warn("bundle lock vanished while held", "path", c.rel(l.path))
 		return
 	case err != nil:
-		c.logger.Error("reading bundle lock before release", "path", l.path, "error", err)
+		c.logger.Error("reading bundle lock before release", "path", c.rel(l.path), "error", err)
 	case !bytes.Equal(got, l.token):
-		c.logger.Warn("bundle lock was taken over while held; leaving it", "path", l.path)
+		c.logger.Warn("bundle lock was taken over while held; leaving it", "path", c.rel(l.path))
 		return
 	}
 	if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		c.logger.Error("removing bundle lock", "path", l.path, "error", err)
+		c.logger.Error("removing bundle lock", "path", c.rel(l.path), "error", err)
 	}
 }

@@ -114,3 +114,58 @@ func TestUnlockLeavesTakenOverLock(t *testing.T) {
 		t.Errorf("foreign lock removed or changed: %q", got)
 	}
 }
+
+// TestLockFileFlockedIsLive: a lock file whose flock its holder keeps is
+// live however long it looks unchanged (the holder's heartbeat is an hour
+// away here) and whatever its date.
+func TestLockFileFlockedIsLive(t *testing.T) {
+	c := newTestCache(t)
+	c.lockStale = time.Hour
+	other, err := Open(c.Root(), nil) // another process
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.lockStale, other.lockPoll = 100*time.Millisecond, 10*time.Millisecond
+	path := filepath.Join(c.Root(), "b.js.lock")
+	l, err := c.lockFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.unlock(l)
+	for _, at := range []time.Time{time.Now().Add(-time.Hour), time.Now().AddDate(1, 0, 0)} {
+		if err := os.Chtimes(path, at, at); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*other.lockStale)
+		_, err := other.lockFile(ctx, path)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("flocked lock dated %v taken over: %v", at, err)
+		}
+	}
+}
+
+// TestLockFileOtherHostDatedAhead: a lock of another host that no flock
+// holds, dated a year ahead, is taken over once it has looked unchanged
+// for the stale age, not when its date has passed.
+func TestLockFileOtherHostDatedAhead(t *testing.T) {
+	c := newTestCache(t)
+	c.lockStale, c.lockPoll = 200*time.Millisecond, 10*time.Millisecond
+	path := filepath.Join(c.Root(), "b.js.lock")
+	writeFile(t, path, "pid=1 host=elsewhere token=x\n")
+	ahead := time.Now().AddDate(1, 0, 0)
+	if err := os.Chtimes(path, ahead, ahead); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := c.lockFile(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.unlock(l)
+	if d := time.Since(start); d < c.lockStale {
+		t.Errorf("taken over after %v, before it looked unchanged for %v", d, c.lockStale)
+	}
+}

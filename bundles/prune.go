@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,15 +37,17 @@ type PruneReport struct {
 	Pruned []PrunedBundle
 	// Kept counts the bundles that the pass would have removed to get under
 	// the limit but had to keep: in use (loaded, being stored), named by a
-	// declaration in .current-generations, or used in the last PruneMinIdle.
-	Kept int
+	// declaration in .current-generations, or used in the last PruneMinIdle;
+	// the three after it count each reason.
+	Kept                                int
+	KeptInUse, KeptDeclared, KeptRecent int
 }
 
 // PrunedBundle is one bundle removed by Prune.
 type PrunedBundle struct {
 	ID    string
 	Bytes int64
-	Idle  time.Duration // since its last use
+	Idle  time.Duration // since its last use (0 if dated in the future)
 }
 
 // bundleDir is a bundle directory as a pass finds it.
@@ -66,6 +69,15 @@ type bundleDir struct {
 // Rails uploads it again). Each removal is logged. Prune waits for nothing
 // that a render holds.
 func (c *Cache) Prune(maxSize int64) (PruneReport, error) {
+	if maxSize <= 0 {
+		maxSize = math.MaxInt64
+	}
+	return c.prune(maxSize, 0)
+}
+
+// prune is Prune with at most removals removals (0: no bound); a negative
+// maxSize removes regardless of size (making room on a full disk).
+func (c *Cache) prune(maxSize int64, removals int) (PruneReport, error) {
 	var rep PruneReport
 	dirs, err := c.scanBundles()
 	if err != nil {
@@ -74,18 +86,32 @@ func (c *Cache) Prune(maxSize int64) (PruneReport, error) {
 	for _, d := range dirs {
 		rep.Size += d.size
 	}
-	if maxSize <= 0 || rep.Size <= maxSize {
+	if rep.Size <= maxSize {
 		return rep, nil
 	}
 	declared := c.declaredBundles()
-	slices.SortFunc(dirs, func(a, b bundleDir) int { return a.used.Compare(b.used) })
-	for _, d := range dirs {
-		if rep.Size <= maxSize {
+	now := time.Now()
+	type candidate struct {
+		bundleDir
+		order  time.Time // its last use, a future date moved before all others
+		recent bool
+	}
+	cands := make([]candidate, len(dirs))
+	for i, d := range dirs {
+		order, recent := c.lastUse(d.used, now)
+		cands[i] = candidate{d, order, recent}
+	}
+	slices.SortFunc(cands, func(a, b candidate) int { return a.order.Compare(b.order) })
+	for _, d := range cands {
+		if rep.Size <= maxSize || (removals > 0 && len(rep.Pruned) == removals) {
 			break
 		}
-		idle := time.Since(d.used)
-		if declared[d.id] || idle < c.pruneMinIdle {
-			rep.Kept++
+		switch {
+		case declared[d.id]:
+			rep.KeptDeclared++
+			continue
+		case d.recent:
+			rep.KeptRecent++
 			continue
 		}
 		gone, err := c.takeAway(d.id)
@@ -93,19 +119,47 @@ func (c *Cache) Prune(maxSize int64) (PruneReport, error) {
 			c.logger.Warn("pruning bundle", "bundle", d.id, "error", err)
 		}
 		if gone == "" {
-			rep.Kept++
+			rep.KeptInUse++
 			continue
 		}
 		if err := os.RemoveAll(gone); err != nil {
 			// Gone from the cache all the same; the next pass deletes the rest.
-			c.logger.Warn("deleting pruned bundle", "bundle", d.id, "path", gone, "error", err)
+			c.logger.Warn("deleting pruned bundle", "bundle", d.id, "path", c.rel(gone), "error", err)
 		}
 		rep.Size -= d.size
-		rep.Pruned = append(rep.Pruned, PrunedBundle{ID: d.id, Bytes: d.size, Idle: idle})
-		c.logger.Info("bundle pruned from the cache", "bundle", d.id, "bytes", d.size,
-			"idle", idle.Round(time.Second), "cache_bytes", rep.Size, "max_bytes", maxSize)
+		idle := now.Sub(d.used)
+		rep.Pruned = append(rep.Pruned, PrunedBundle{ID: d.id, Bytes: d.size, Idle: max(idle, 0)})
+		args := []any{"bundle", d.id, "bytes", d.size, "cache_bytes", rep.Size}
+		if idle < 0 {
+			args = append(args, "dated_ahead", (-idle).Round(time.Second))
+		} else {
+			args = append(args, "idle", idle.Round(time.Second))
+		}
+		if maxSize >= 0 {
+			args = append(args, "max_bytes", maxSize)
+		} else {
+			args = append(args, "reason", "out of space")
+		}
+		c.logger.Info("bundle pruned from the cache", args...)
 	}
+	rep.Kept = rep.KeptInUse + rep.KeptDeclared + rep.KeptRecent
 	return rep, nil
+}
+
+// lastUse turns a bundle directory's mtime into its place in the pruning
+// order and whether it counts as used in the last PruneMinIdle. A date up
+// to PruneMinIdle ahead of now counts as now: replicas' clocks may differ a
+// little. A date further ahead was stamped before the clock stepped back
+// (or by a host whose clock is far off): that use came before every use
+// dated since, so it sorts before all dates up to now, in its own order,
+// and the bundle is not recent. Nothing then waits for a future date to
+// pass.
+func (c *Cache) lastUse(mtime, now time.Time) (order time.Time, recent bool) {
+	since := now.Sub(mtime)
+	if since < -c.pruneMinIdle {
+		return time.Time{}.Add(mtime.Sub(now)), false // before any real date, in date order
+	}
+	return mtime, since < c.pruneMinIdle
 }
 
 // takeAway renames bundle id's directory out of the cache, unless it is in
@@ -143,12 +197,12 @@ func (c *Cache) takeAway(id string) (gone string, err error) {
 	if err != nil {
 		return "", err
 	}
-	if time.Since(info.ModTime()) < c.pruneMinIdle {
+	if _, recent := c.lastUse(info.ModTime(), time.Now()); recent {
 		return "", nil
 	}
 	// A writer that takes no directory lock (an older gorender on the same
 	// cache) still holds <id>.js.lock while it stores.
-	if li, err := os.Lstat(c.lockPath(id)); err == nil && time.Since(li.ModTime()) <= c.lockStale {
+	if c.lockLive(c.lockPath(id)) {
 		return "", nil
 	}
 	gone = filepath.Join(c.root, prunedPrefix+randomHex(8))
@@ -247,8 +301,9 @@ func (c *Cache) RunPruner(ctx context.Context, maxSize int64, every time.Duratio
 			report(rep)
 			switch stuck := maxSize > 0 && rep.Size > maxSize; {
 			case stuck && !over:
-				c.logger.Warn("bundle cache over its size limit: every remaining bundle is in use, declared in .current-generations or used in the last "+c.pruneMinIdle.String(),
-					"cache_bytes", rep.Size, "max_bytes", maxSize, "kept", rep.Kept)
+				c.logger.Warn("bundle cache over its size limit: no remaining bundle may be removed",
+					"cache_bytes", rep.Size, "max_bytes", maxSize, "in_use", rep.KeptInUse,
+					"declared", rep.KeptDeclared, "used_in_last_"+c.pruneMinIdle.String(), rep.KeptRecent)
 				over = true
 			case !stuck && over:
 				c.logger.Info("bundle cache back under its size limit", "cache_bytes", rep.Size, "max_bytes", maxSize)
@@ -262,6 +317,35 @@ func (c *Cache) RunPruner(ctx context.Context, maxSize int64, every time.Duratio
 		case <-c.stored:
 		}
 	}
+}
+
+// FreeSpace makes room at once after a write to the cache's volume failed
+// for lack of space, rather than at the next pruning pass: it removes the
+// staging directories whose writers are gone and, if that removed none,
+// the least recently used bundle that Prune may remove (not in use, not
+// declared, not used in the last PruneMinIdle), whatever the size limit. It
+// reports whether it removed anything. Calls of one process take turns.
+func (c *Cache) FreeSpace() bool {
+	c.freeMu.Lock()
+	defer c.freeMu.Unlock()
+	n, err := c.SweepStaging(0)
+	if err != nil {
+		c.logger.Warn("out of space: sweeping staging dirs", "error", err)
+	}
+	if n > 0 {
+		c.logger.Info("out of space: removed staging dirs of writers that are gone", "removed", n)
+		return true
+	}
+	rep, err := c.prune(-1, 1)
+	if err != nil {
+		c.logger.Warn("out of space: pruning the bundle cache", "error", err)
+	}
+	if len(rep.Pruned) == 0 {
+		c.logger.Warn("out of space, and no bundle may be removed", "cache_bytes", rep.Size,
+			"in_use", rep.KeptInUse, "declared", rep.KeptDeclared, "used_in_last_"+c.pruneMinIdle.String(), rep.KeptRecent)
+		return false
+	}
+	return true
 }
 
 // wakePruner asks RunPruner for a pass; it never blocks.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -18,18 +19,30 @@ import (
 // The caller removes it with Remove once the request is answered; abandoned
 // ones are removed by SweepStaging.
 type Staging struct {
-	c   *Cache
-	dir string
-	n   atomic.Int64
+	c    *Cache
+	dir  string
+	n    atomic.Int64
+	lock *os.File // the directory, flocked while its request runs
 }
 
-// NewStaging creates a fresh staging directory under <root>/uploads.
+// ownerFile names, in a staging directory, the pid and host of the
+// process that writes it (see SweepStaging).
+const ownerFile = ".owner"
+
+// NewStaging creates a fresh staging directory under <root>/uploads. Its
+// process holds a flock on it, and names itself in it, until Remove: a
+// sweep removes it as soon as its writer is gone.
 func (c *Cache) NewStaging() (*Staging, error) {
 	for range 3 { // a uuid v4 collision is practically impossible; retry anyway
 		dir := filepath.Join(c.uploadsPath(), newUUID())
 		err := os.Mkdir(dir, dirPerm)
 		if err == nil {
-			return &Staging{c: c, dir: dir}, nil
+			s := &Staging{c: c, dir: dir}
+			if err := s.own(); err != nil {
+				_ = s.Remove()
+				return nil, err
+			}
+			return s, nil
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			// uploads/ was removed behind our back: recreate it.
@@ -43,6 +56,24 @@ func (c *Cache) NewStaging() (*Staging, error) {
 		}
 	}
 	return nil, fmt.Errorf("create staging dir in %s: too many collisions", c.uploadsPath())
+}
+
+// own takes the staging directory's flock and writes its owner file.
+func (s *Staging) own() error {
+	f, err := os.Open(s.dir)
+	if err != nil {
+		return fmt.Errorf("create staging dir: %w", err)
+	}
+	s.lock = f
+	if _, err := tryLockExclusive(f); err != nil {
+		s.c.warnNoDirLock(err) // then only its age tells a sweep it is abandoned
+	}
+	owner := fmt.Sprintf("pid=%d host=%s\n", os.Getpid(), hostname())
+	w := spaceWriter{c: s.c, path: filepath.Join(s.dir, ownerFile)}
+	if err := w.writeFile([]byte(owner)); err != nil {
+		return fmt.Errorf("create staging dir: %w", err)
+	}
+	return nil
 }
 
 // Dir returns the staging directory's path.
@@ -60,7 +91,7 @@ func (s *Staging) Stage(r io.Reader) (path string, size int64, err error) {
 	buf := s.c.getBuf()
 	defer s.c.putBuf(buf)
 	// Hide ReaderFrom/WriterTo so the copy really goes through buf.
-	size, err = io.CopyBuffer(struct{ io.Writer }{f}, struct{ io.Reader }{r}, *buf)
+	size, err = io.CopyBuffer(spaceWriter{c: s.c, f: f, path: path}, struct{ io.Reader }{r}, *buf)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -71,20 +102,63 @@ func (s *Staging) Stage(r io.Reader) (path string, size int64, err error) {
 	return path, size, nil
 }
 
-// Remove deletes the staging directory and everything in it. It is
-// idempotent.
+// Remove deletes the staging directory and everything in it, then lets its
+// flock go. It is idempotent.
 func (s *Staging) Remove() error {
-	if err := os.RemoveAll(s.dir); err != nil {
+	err := os.RemoveAll(s.dir)
+	if s.lock != nil {
+		_ = s.lock.Close()
+		s.lock = nil
+	}
+	if err != nil {
 		return fmt.Errorf("remove staging dir: %w", err)
 	}
 	return nil
 }
 
+// spaceWriter writes to f (the file at path); a write that fails for lack
+// of space makes room (Cache.FreeSpace) and goes on, for as long as that
+// frees something.
+type spaceWriter struct {
+	c    *Cache
+	f    *os.File
+	path string
+}
+
+func (w spaceWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	for errors.Is(err, syscall.ENOSPC) && w.c.FreeSpace() {
+		var more int
+		more, err = w.f.Write(p[n:])
+		n += more
+	}
+	return n, err
+}
+
+// writeFile creates the file at w.path with b, making room as Write does.
+func (w spaceWriter) writeFile(b []byte) error {
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, filePerm)
+	if err != nil {
+		return err
+	}
+	w.f = f
+	_, err = w.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // SweepStaging removes the staging directories under <root>/uploads whose
-// newest modification time (the directory's own or any direct entry's) is
-// older than olderThan, and returns how many it removed. It touches nothing
-// but directories directly under <root>/uploads. Errors on single entries do
-// not stop the sweep; they are joined into the returned error.
+// writer is gone, and returns how many it removed: a live writer holds a
+// flock on its directory, so one without is abandoned when the pid and host
+// it names (ownerFile) are provably not running (see holderGone); when that
+// cannot be told (a writer on another host, one that takes no flock, a file
+// system without flock), when its newest modification time (the
+// directory's own or any direct entry's) is more than olderThan away from
+// now, in the past or, after a clock step, in the future. It touches
+// nothing but directories directly under <root>/uploads. Errors on single
+// entries do not stop the sweep; they are joined into the returned error.
 func (c *Cache) SweepStaging(olderThan time.Duration) (removed int, err error) {
 	entries, err := os.ReadDir(c.uploadsPath())
 	if err != nil {
@@ -93,33 +167,60 @@ func (c *Cache) SweepStaging(olderThan time.Duration) (removed int, err error) {
 		}
 		return 0, fmt.Errorf("sweep staging: %w", err)
 	}
-	cutoff := time.Now().Add(-olderThan)
 	var errs []error
 	for _, e := range entries {
 		if !e.IsDir() { // DirEntry does not follow symlinks
 			continue
 		}
-		dir := filepath.Join(c.uploadsPath(), e.Name())
-		newest, err := newestMtime(dir)
+		gone, err := c.sweepOne(filepath.Join(c.uploadsPath(), e.Name()), olderThan)
 		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) { // removed concurrently: fine
-				errs = append(errs, err)
-			}
-			continue
+			errs = append(errs, err)
 		}
-		if !newest.Before(cutoff) {
-			continue
+		if gone {
+			removed++
 		}
-		if err := os.RemoveAll(dir); err != nil {
-			errs = append(errs, fmt.Errorf("sweep staging dir %s: %w", dir, err))
-			continue
-		}
-		removed++
 	}
 	if len(errs) > 0 {
 		return removed, fmt.Errorf("sweep staging: %w", errors.Join(errs...))
 	}
 	return removed, nil
+}
+
+// sweepOne removes the staging directory dir if its writer is gone (see
+// SweepStaging); olderThan <= 0 removes only those provably gone.
+func (c *Cache) sweepOne(dir string, olderThan time.Duration) (removed bool, err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) { // removed concurrently: fine
+			return false, nil
+		}
+		return false, err
+	}
+	defer f.Close() // after the removal: no other sweep takes it meanwhile
+	locked, flockErr := tryLockExclusive(f)
+	if flockErr == nil && !locked {
+		return false, nil // its writer lives
+	}
+	owner, _ := os.ReadFile(filepath.Join(dir, ownerFile))
+	if flockErr != nil || !holderGone(string(owner)) {
+		if olderThan <= 0 {
+			return false, nil
+		}
+		newest, err := newestMtime(dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, nil
+			}
+			return false, err
+		}
+		if age := time.Since(newest); age <= olderThan && age >= -olderThan {
+			return false, nil
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return false, fmt.Errorf("sweep staging dir %s: %w", c.rel(dir), err)
+	}
+	return true, nil
 }
 
 // newestMtime returns the latest mtime of dir and its direct entries, so that

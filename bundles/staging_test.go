@@ -79,8 +79,8 @@ func TestStageRemovesPartialFileOnError(t *testing.T) {
 	if _, _, err := s.Stage(r); err == nil {
 		t.Fatal("Stage of a failing reader succeeded")
 	}
-	if names := dirNames(t, s.Dir()); len(names) != 0 {
-		t.Errorf("staging dir keeps %q after a failed Stage", names)
+	if names := dirNames(t, s.Dir()); len(names) != 1 || names[0] != ownerFile {
+		t.Errorf("staging dir keeps %q after a failed Stage, want only its owner file", names)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 )
 
 // tmpPrefix starts the name of a companion file being written into a bundle
@@ -74,6 +73,9 @@ func (c *Cache) Store(ctx context.Context, up Upload) (StoreResult, error) {
 	}
 	for _, id := range ids {
 		existed, err := c.storeOne(ctx, id, up.Bundles[id], up.Assets)
+		if errors.Is(err, syscall.ENOSPC) && c.FreeSpace() {
+			existed, err = c.storeOne(ctx, id, up.Bundles[id], up.Assets) // once
+		}
 		if err != nil {
 			return res, err
 		}
@@ -272,29 +274,39 @@ func (c *Cache) copyFile(src, dst string) (err error) {
 	return nil
 }
 
-// removeStaleTemps deletes companion temp files left in dir by a writer that
-// died. The caller holds the id's lock file, so a live writer's temp file can
-// only be present if that writer's lock was taken over as stale; only files
-// older than the stale age are removed.
+// removeStaleTemps deletes what writers that died left in dir: companion
+// temp files (the caller holds the id's lock file, so none is a live
+// writer's) and lock files never linked into place (a live maker holds a
+// flock on its own).
 func (c *Cache) removeStaleTemps(dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
-	cutoff := time.Now().Add(-c.lockStale)
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), tmpPrefix) {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil || !info.ModTime().Before(cutoff) {
-			continue
-		}
 		p := filepath.Join(dir, e.Name())
+		switch {
+		case strings.HasPrefix(e.Name(), tmpPrefix):
+		case strings.HasPrefix(e.Name(), lockTmpPrefix) && !flockHeld(p):
+		default:
+			continue
+		}
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			c.logger.Warn("removing leftover temp file", "path", p, "error", err)
+			c.logger.Warn("removing leftover temp file", "path", c.rel(p), "error", err)
 		}
 	}
+}
+
+// flockHeld reports whether some process holds a flock on path; false
+// when it cannot tell (no such file, no flock here).
+func flockHeld(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	locked, err := tryLockExclusive(f)
+	return err == nil && !locked
 }
 
 func syncFile(path string) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -279,11 +280,8 @@ func TestStoreConcurrentDifferentIDs(t *testing.T) {
 func TestStoreTakesOverStaleLock(t *testing.T) {
 	c := newTestCache(t)
 	lock := c.lockPath("b")
-	writeFile(t, lock, "pid=1 host=dead token=x\n")
-	old := time.Now().Add(-30 * time.Second) // default stale age is 20 s
-	if err := os.Chtimes(lock, old, old); err != nil {
-		t.Fatal(err)
-	}
+	// Left by a writer of this host that died: no flock on it, its pid dead.
+	writeFile(t, lock, fmt.Sprintf("pid=%d host=%s token=x\n", deadPid(t), hostname()))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -291,7 +289,7 @@ func TestStoreTakesOverStaleLock(t *testing.T) {
 		t.Fatalf("Store: %v", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Store took %v to take over a stale lock", d)
+		t.Errorf("Store took %v to take over the lock of a dead writer", d)
 	}
 	if !c.Has("b") {
 		t.Error("bundle not stored")
@@ -490,4 +488,14 @@ func TestStoreEmptyUpload(t *testing.T) {
 	if err != nil || len(res.Stored)+len(res.Existing) != 0 {
 		t.Errorf("Store(empty) = %+v, %v", res, err)
 	}
+}
+
+// deadPid returns the pid of a process that has exited.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
 }

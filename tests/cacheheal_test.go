@@ -1,0 +1,306 @@
+package tests
+
+// The bundle cache heals itself after crashes, clock steps and bad
+// pre-seeds (issue #32): every test here puts the cache in a state a crash
+// (kill -9 of the real process), a clock step (file times in the future) or
+// a full disk (a tmpfs of a fixed size) leaves, and checks that uploads and
+// renders recover at once, with two or three processes on one cache where
+// replicas on a shared volume would be.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tmpfsCache mounts a tmpfs of size (such as "20m") and returns a cache
+// path inside it: a volume that fills up for real. It skips the test where
+// mounting is not permitted (not root); the cleanup unmounts it after the
+// servers started later have stopped.
+func tmpfsCache(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0755"); err != nil {
+		t.Skipf("a full disk needs a tmpfs of a fixed size, and mounting one was refused (%v): run as root", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmount the test's tmpfs: %v", err)
+		}
+	})
+	return filepath.Join(dir, "cache")
+}
+
+// deadPid returns the pid of a process that has exited: a crashed writer's.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// writeAt writes a file (and its directories) and sets its times to at.
+func writeAt(t *testing.T, path, content string, at time.Time) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, at, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// uploadWithin uploads one bundle and returns the answer, or fails t if
+// none came within d. assets are name, content pairs of companion files.
+func (s *server) uploadWithin(t *testing.T, d time.Duration, id, js string, assets ...string) *response {
+	t.Helper()
+	c, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	files := map[string][]byte{}
+	for i := 0; i+1 < len(assets); i += 2 {
+		files[assets[i]] = []byte(assets[i+1])
+	}
+	r, err := s.gem(transports[1]).UploadAssets(c, map[string][]byte{id: []byte(js)}, files)
+	if err != nil {
+		t.Fatalf("upload of %s: no answer within %s: %v", id, d, err)
+	}
+	return convert(r)
+}
+
+// TestCacheLockOfDeadWriter (#32, item 1): the <id>.js.lock of a writer
+// killed while storing (no flock held on it; its pid, on this host, is
+// dead) is taken over at once by every process sharing the cache, not once
+// it is 20 s old. Each upload must answer within 10 s, half that age.
+func TestCacheLockOfDeadWriter(t *testing.T) {
+	t.Parallel()
+	cache := filepath.Join(t.TempDir(), "cache")
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{newID("s"), newID("s"), newID("s")}
+	for _, id := range ids {
+		writeAt(t, filepath.Join(cache, id, id+".js.lock"), fmt.Sprintf("pid=%d host=%s token=dead\n", deadPid(t), host), time.Now())
+	}
+	env := map[string]string{"RENDERER_SERVER_BUNDLE_CACHE_PATH": cache}
+	servers := []*server{startServer(t, env), startServer(t, env), startServer(t, env)}
+	for i, s := range servers {
+		s.uploadWithin(t, 10*time.Second, ids[i], markerBundle(fmt.Sprint("healed", i))).want(t, transports[1], http.StatusOK, "")
+		s.render(t, transports[0], ids[i], "MARKER").want(t, transports[0], http.StatusOK, fmt.Sprint("healed", i))
+		if _, err := os.Lstat(filepath.Join(cache, ids[i], ids[i]+".js.lock")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the dead writer's lock of %s is still there (%v)", ids[i], err)
+		}
+	}
+}
+
+// TestCacheFutureLock (#32, item 2): a lock file dated a year ahead (a
+// clock stepped back since it was written) that no process holds does not
+// block its bundle's uploads forever: its age is how long a waiting
+// process has seen it unchanged, so it goes after the stale age (20 s)
+// whatever its date. Two processes upload the bundle at once; both answer.
+func TestCacheFutureLock(t *testing.T) {
+	t.Parallel()
+	cache := filepath.Join(t.TempDir(), "cache")
+	id := newID("s")
+	writeAt(t, filepath.Join(cache, id, id+".js.lock"), "x\n", time.Now().AddDate(1, 0, 0))
+	env := map[string]string{"RENDERER_SERVER_BUNDLE_CACHE_PATH": cache}
+	a, b := startServer(t, env), startServer(t, env)
+	done := make(chan *response, 2)
+	for _, s := range []*server{a, b} {
+		go func() {
+			c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			r, err := s.gem(transports[0]).UploadAssets(c, map[string][]byte{id: []byte(markerBundle("after the step"))}, nil)
+			if err != nil {
+				t.Errorf("upload behind a future-dated lock: no answer within 60 s: %v", err)
+				done <- nil
+				return
+			}
+			done <- convert(r)
+		}()
+	}
+	for range 2 {
+		if r := <-done; r != nil && r.Status != http.StatusOK {
+			t.Errorf("upload behind a future-dated lock: %d %s", r.Status, clip(r.Body))
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	for _, s := range []*server{a, b} {
+		s.render(t, transports[0], id, "MARKER").want(t, transports[0], http.StatusOK, "after the step")
+	}
+}
+
+// TestCachePruneAfterClockStep (#32, item 3): bundle directories dated in
+// the future (used before the clock stepped back) count as used before
+// every use dated now or earlier, in their own order, and are prunable: the
+// cache gets under its limit by removing the two earliest of them, and a
+// bundle used 6 minutes ago stays. No warning claims the cache is stuck.
+func TestCachePruneAfterClockStep(t *testing.T) {
+	t.Parallel()
+	const limit = 1 << 20
+	cache := filepath.Join(t.TempDir(), "cache")
+	// Four bundles of 300 KiB dated a year ahead, an hour apart, and one
+	// used 6 minutes ago: 1.5 MiB in all.
+	future := []string{newID("s"), newID("s"), newID("s"), newID("s")}
+	recent := newID("s")
+	year := time.Now().AddDate(1, 0, 0)
+	seed := func(id string, at time.Time) {
+		writeAt(t, filepath.Join(cache, id, id+".js"), statsBundle(id[len(id)-6:], 300<<10), at)
+		writeAt(t, filepath.Join(cache, id, "stats.json"), "stats", at)
+		if err := os.Chtimes(filepath.Join(cache, id), at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, id := range future {
+		seed(id, year.Add(time.Duration(i)*time.Hour))
+	}
+	seed(recent, time.Now().Add(-6*time.Minute))
+	s := startServer(t, map[string]string{
+		"RENDERER_SERVER_BUNDLE_CACHE_PATH":     cache,
+		"RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE": fmt.Sprint(limit),
+		"RENDERER_LOG_LEVEL":                    "info",
+	})
+	// The pass at start decides; wait until it has pruned something.
+	deadline := time.Now().Add(30 * time.Second)
+	for !s.logged("bundle pruned from the cache") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the rest of that pass
+	names := s.cacheEntries(t, "")
+	if !slices.Contains(names, recent) {
+		t.Errorf("the bundle used 6 minutes ago was pruned before bundles dated in the future")
+	}
+	for i, id := range future {
+		if present, want := slices.Contains(names, id), i >= 2; present != want {
+			t.Errorf("future-dated bundle %d present = %v, want %v (the earliest dated go first)", i, present, want)
+		}
+	}
+	if size := bundleDirsSize(t, cache); size > limit {
+		t.Errorf("the cache holds %d bytes, over its %d-byte limit", size, limit)
+	}
+	if s.logged("over its size limit") {
+		t.Errorf("warned that the cache stays over its limit")
+	}
+}
+
+// slowUpload starts an upload of one bundle of size bytes whose last
+// rest bytes wait for gate; the answer (nil: no answer) goes to the channel.
+func (s *server) slowUpload(t *testing.T, id string, size, rest int, gate <-chan struct{}) <-chan *response {
+	js := statsBundle("big", size)
+	ct, body := multipartBody(
+		textPart("password", testPassword), textPart("protocolVersion", "2.0.0"), textPart("gemVersion", gemVersion),
+		part{name: "bundle_" + id, filename: id + ".js", body: io.MultiReader(
+			strings.NewReader(js[:len(js)-rest]), gatedReader{gate, strings.NewReader(js[len(js)-rest:])})})
+	answered := make(chan *response, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx(t), http.MethodPost, s.url+"/upload-assets", body)
+		req.Header.Set("Content-Type", ct)
+		resp, err := s.http(transports[1]).Do(req)
+		if err != nil {
+			answered <- nil
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		answered <- &response{Status: resp.StatusCode, Body: string(b)}
+	}()
+	return answered
+}
+
+// killDuringUpload kills s with SIGKILL once it has staged 9 MiB of a
+// 12.5 MiB upload: it leaves that much in uploads/, with no flock held.
+func killDuringUpload(t *testing.T, s *server) {
+	t.Helper()
+	gate := make(chan struct{})
+	defer close(gate)
+	s.slowUpload(t, newID("s"), 12500<<10, 3<<20, gate)
+	waitStagedBytes(t, s.cache, 9<<20)
+	s.signal(t, syscall.SIGKILL)
+	s.waitExit(t, 30*time.Second)
+}
+
+// TestCacheStagingOfKilledWriter (#32, item 6): on a 20 MiB volume, a
+// process killed during a 12.5 MiB upload leaves 9 MiB staged. Another
+// process on the cache removes it the moment its own 12.5 MiB upload runs
+// out of space (the writer is gone: no flock on its staging directory, its
+// pid dead), and a process started on the cache removes such leftovers at
+// start, with a staging directory dated a year ahead.
+func TestCacheStagingOfKilledWriter(t *testing.T) {
+	t.Parallel()
+	cache := tmpfsCache(t, "20m")
+	env := map[string]string{"RENDERER_SERVER_BUNDLE_CACHE_PATH": cache}
+	a, b := startServer(t, env), startServer(t, env)
+	killDuringUpload(t, a)
+
+	id := newID("s")
+	r := b.uploadWithin(t, 60*time.Second, id, statsBundle("whole", 12500<<10))
+	r.want(t, transports[1], http.StatusOK, "")
+
+	// B dies the same way (with room made for its upload); a third
+	// process, started on the cache, sweeps its leftover and a
+	// future-dated one at start.
+	if err := os.RemoveAll(filepath.Join(cache, id)); err != nil {
+		t.Fatal(err)
+	}
+	killDuringUpload(t, b)
+	writeAt(t, filepath.Join(cache, "uploads", "0b5f3c1e-2d4a-4e6f-8a9b-0c1d2e3f4a5b", "part-0001"), "left", time.Now().AddDate(1, 0, 0))
+	c := startServer(t, env)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(c.cacheEntries(t, "uploads")) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.wantStagingEmpty(t)
+}
+
+// TestCacheFullDiskPrunes (#32, item 7): on a 20 MiB volume holding three
+// idle 5 MiB bundles (used an hour ago) under a limit they do not reach, a
+// 7 MiB upload runs out of space: it prunes the least recently used
+// bundle at once and succeeds, instead of answering 500 until a timer
+// prunes. Two processes share the cache: the one that uploads is not the
+// one that stored the old bundles.
+func TestCacheFullDiskPrunes(t *testing.T) {
+	t.Parallel()
+	cache := tmpfsCache(t, "20m")
+	env := map[string]string{
+		"RENDERER_SERVER_BUNDLE_CACHE_PATH":     cache,
+		"RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE": "18MiB",
+		"RENDERER_SUPPORT_MODULES":              "true",
+		"RENDERER_LOG_LEVEL":                    "info",
+	}
+	a, b := startServer(t, env), startServer(t, env)
+	old := []string{newID("s"), newID("s"), newID("s")}
+	for i, id := range old {
+		a.upload(t, map[string]string{id: statsBundle("old", 5<<20)}, nil)
+		lastUsedAgo(t, cache, id, time.Duration(3-i)*time.Hour)
+	}
+	id := newID("s")
+	b.uploadWithin(t, 60*time.Second, id, statsBundle("new", 7<<20), "stats.json", "stats of new").want(t, transports[1], http.StatusOK, "")
+	b.render(t, transports[0], id, statsRequest).want(t, transports[0], http.StatusOK, "new stats of new")
+	names := b.cacheEntries(t, "")
+	if slices.Contains(names, old[0]) {
+		t.Errorf("the least recently used bundle was kept")
+	}
+	if !slices.Contains(names, old[2]) {
+		t.Errorf("the most recently used old bundle was pruned too")
+	}
+	if !b.logged("bundle pruned from the cache", old[0]) {
+		t.Errorf("the removal was not logged")
+	}
+}

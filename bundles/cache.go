@@ -1,7 +1,10 @@
 package bundles
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -145,15 +148,35 @@ func (c *Cache) Missing(ids []string) []string {
 // ReadBundle returns the bytes of bundle id, following symlinks. An invalid id
 // yields an *InvalidNameError; an absent bundle an error wrapping
 // fs.ErrNotExist.
+//
+// A bundle that cannot be read (no permission, an I/O error), is empty, or
+// differs from the record made when it was stored is moved aside (logged
+// once, with its path in the cache) and yields a *CorruptError, which wraps
+// fs.ErrNotExist: it is absent from then on, and the next upload stores a
+// good copy.
 func (c *Cache) ReadBundle(id string) ([]byte, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(c.BundlePath(id))
-	if err != nil {
-		return nil, fmt.Errorf("read bundle %s: %w", id, err)
+	for attempt := 0; ; attempt++ {
+		b, err := os.ReadFile(c.BundlePath(id))
+		why := ""
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("read bundle %s: %w", id, err)
+		case err != nil:
+			why = "it cannot be read: " + errText(err)
+		default:
+			why = c.problem(id, sumOfBytes(b))
+		}
+		if why == "" {
+			return b, nil
+		}
+		if err := c.quarantineLoaded(id, why); err != nil || attempt == 1 {
+			return nil, fmt.Errorf("read bundle %s: %w", id, cmp.Or(err, error(&CorruptError{ID: id, Path: c.rel(c.BundlePath(id)), Reason: why})))
+		}
+		// Repaired by a store meanwhile: read it again.
 	}
-	return b, nil
 }
 
 // AssetExists reports whether companion file name exists as a regular file

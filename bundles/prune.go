@@ -219,6 +219,11 @@ func (c *Cache) scanBundles() ([]bundleDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scan bundle cache: %w", err)
 	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	c.sweepQuarantine(names)
 	var dirs []bundleDir
 	for _, e := range entries {
 		name := e.Name()

@@ -15,6 +15,10 @@ import (
 	"time"
 )
 
+// sized is what storeSized(..., 1000, ...) puts on disk: the bundle, its
+// companion and its record (size=1000 sha256=<64 hex digits>).
+const sized = int64(1000 + 100 + len("size=1000 sha256=\n") + 64)
+
 // storeSized stores bundle id with size bytes of JavaScript and a companion
 // of 100 bytes, then makes its last use ago in the past.
 func storeSized(t *testing.T, c *Cache, id string, size int, ago time.Duration) {
@@ -53,8 +57,8 @@ func TestPruneRemovesLeastRecentlyUsedToTheLimit(t *testing.T) {
 		storeSized(t, c, fmt.Sprint("b", i), 1000, time.Duration(10-i)*time.Hour)
 	}
 	rep, err := c.Prune(0)
-	if err != nil || rep.Size != 5500 || len(rep.Pruned) != 0 {
-		t.Fatalf("Prune(0) = %+v, %v: want the size measured (5500) and nothing removed", rep, err)
+	if err != nil || rep.Size != 5*sized || len(rep.Pruned) != 0 {
+		t.Fatalf("Prune(0) = %+v, %v: want the size measured (5 × sized) and nothing removed", rep, err)
 	}
 	rep, err = c.Prune(3000)
 	if err != nil {
@@ -63,11 +67,11 @@ func TestPruneRemovesLeastRecentlyUsedToTheLimit(t *testing.T) {
 	if got := prunedIDs(rep); !slices.Equal(got, []string{"b1", "b2", "b3"}) {
 		t.Errorf("pruned %v, want the three least recently used [b1 b2 b3]", got)
 	}
-	if rep.Size != 2200 || rep.Kept != 0 {
-		t.Errorf("report %+v, want size 2200 and nothing kept", rep)
+	if rep.Size != 2*sized || rep.Kept != 0 {
+		t.Errorf("report %+v, want size 2 × sized and nothing kept", rep)
 	}
-	if p := rep.Pruned[0]; p.Bytes != 1100 || p.Idle < 9*time.Hour {
-		t.Errorf("pruned b1 %+v, want 1100 bytes idle 9h", p)
+	if p := rep.Pruned[0]; p.Bytes != sized || p.Idle < 9*time.Hour {
+		t.Errorf("pruned b1 %+v, want %d bytes idle 9h", p, sized)
 	}
 	if got := cacheRootNames(t, c); !slices.Equal(got, []string{"b4", "b5"}) {
 		t.Errorf("cache root %v, want [b4 b5]: pruned directories deleted whole", got)
@@ -111,8 +115,8 @@ func TestPruneKeepsWhatIsInUse(t *testing.T) {
 	if got := prunedIDs(rep); !slices.Equal(got, []string{"idle"}) {
 		t.Errorf("pruned %v, want only [idle]", got)
 	}
-	if rep.Kept != 4 || rep.Size != 4400+int64(len("pid=1")) {
-		t.Errorf("report %+v, want 4 kept, 4405 bytes left", rep)
+	if rep.Kept != 4 || rep.Size != 4*sized+int64(len("pid=1")) {
+		t.Errorf("report %+v, want 4 kept, 4 × sized + 5 bytes left", rep)
 	}
 	for _, id := range []string{"held", "declared", "recent", "writing"} {
 		if !c.Has(id) || !c.AssetExists(id, "loadable-stats.json") {
@@ -231,14 +235,14 @@ func TestRunPrunerAfterStore(t *testing.T) {
 		c.RunPruner(ctx, 1500, time.Hour, func(r PruneReport) { reports <- r })
 	}()
 	defer func() { cancel(); <-done }()
-	// The first pass, at start: 1100 bytes, under the limit.
-	if r := <-reports; r.Size != 1100 || len(r.Pruned) != 0 {
+	// The first pass, at start: one bundle, under the limit.
+	if r := <-reports; r.Size != sized || len(r.Pruned) != 0 {
 		t.Fatalf("first pass %+v", r)
 	}
 	// A store wakes it (the hourly tick would not come in time).
 	storeSized(t, c, "new", 1000, 0)
 	r := <-reports
-	if got := prunedIDs(r); !slices.Equal(got, []string{"old"}) || r.Size != 1100 {
-		t.Errorf("pass after the store %+v, want old pruned and 1100 bytes left", r)
+	if got := prunedIDs(r); !slices.Equal(got, []string{"old"}) || r.Size != sized {
+		t.Errorf("pass after the store %+v, want old pruned and one bundle left", r)
 	}
 }

@@ -55,7 +55,9 @@ type StoreResult struct {
 //   - A bundle already present is left untouched (first writer wins).
 //     Otherwise its staged file is fsynced and atomically linked or renamed to
 //     <root>/<id>/<id>.js and the directory fsynced, so no partial bundle is
-//     ever visible.
+//     ever visible. A present bundle that fails its check (see
+//     checkStored: unreadable, empty, not what was stored, or a pre-seed
+//     that differs from the upload) is quarantined and replaced.
 //   - Companion files are (re)written on every upload, even for a bundle
 //     that was already present, through a temporary file in the bundle
 //     directory that is fsynced and renamed over the final name. They are
@@ -117,7 +119,7 @@ func validateUpload(up Upload) ([]string, error) {
 			return nil, fmt.Errorf("store asset %q: empty staged path", a.Name)
 		}
 		for _, id := range ids {
-			if a.Name == id+bundleSuffix || a.Name == id+lockSuffix {
+			if a.Name == id+bundleSuffix || a.Name == id+lockSuffix || a.Name == id+sumSuffix {
 				return nil, &InvalidNameError{Kind: KindAssetName, Name: a.Name,
 					Reason: "reserved for bundle " + id}
 			}
@@ -183,9 +185,17 @@ func (c *Cache) storeOne(ctx context.Context, id, staged string, assets []Asset)
 // makeAndHoldDir makes the directory of bundle id if needed and holds it
 // (see Hold). A pruner may remove the directory between the two steps: then
 // it is made again.
+//
+// A directory that cannot be used (no permission, or not a directory: a
+// broken pre-seed) is quarantined and made again.
 func (c *Cache) makeAndHoldDir(id string) (*os.File, error) {
 	dir := c.Dir(id)
 	for attempt := 0; ; attempt++ {
+		if err := openableDir(dir); unusableDir(err) {
+			if _, err := c.quarantineDir(id, err); err != nil {
+				return nil, err
+			}
+		}
 		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 			if err := os.MkdirAll(dir, dirPerm); err != nil {
 				return nil, err
@@ -202,11 +212,33 @@ func (c *Cache) makeAndHoldDir(id string) (*os.File, error) {
 	}
 }
 
-// placeBundle makes staged the bundle file of id unless one is present. The
-// caller holds the id's locks and fsyncs the directory.
+// placeBundle makes staged the bundle file of id unless a good copy is
+// present (see checkStored; a bad one is quarantined first), recording
+// its size and digest beside it first. The caller holds the id's locks and
+// fsyncs the directory.
 func (c *Cache) placeBundle(id, staged string) (existed bool, err error) {
+	sum, err := sumOf(staged)
+	if err != nil {
+		return false, fmt.Errorf("store bundle %s: %w", id, err)
+	}
 	if c.Has(id) {
-		return true, nil
+		why := c.checkStored(id, sum)
+		if why == "" {
+			if _, ok := c.readSum(id); !ok {
+				// A pre-seeded bundle equal to the upload: record it, so
+				// that its loads are checked too.
+				if err := c.writeSum(id, sum); err != nil {
+					c.logger.Warn("recording a stored bundle", "bundle", id, "error", err)
+				}
+			}
+			return true, nil
+		}
+		if err := c.quarantineFile(id, why); err != nil {
+			return false, err
+		}
+	}
+	if err := c.writeSum(id, sum); err != nil {
+		return false, fmt.Errorf("store bundle %s: %w", id, err)
 	}
 	if err := syncFile(staged); err != nil {
 		return false, fmt.Errorf("store bundle %s: %w", id, err)

@@ -42,8 +42,8 @@ func TestStoreFirstWriterWins(t *testing.T) {
 	if got := readFile(t, c.BundlePath("b1")); got != "first" {
 		t.Errorf("bundle = %q, want the first bytes", got)
 	}
-	if got := dirNames(t, c.Dir("b1")); !slices.Equal(got, []string{"b1.js"}) {
-		t.Errorf("bundle dir = %q, want only b1.js", got)
+	if got := dirNames(t, c.Dir("b1")); !slices.Equal(got, []string{"b1.js", "b1.js.sum"}) {
+		t.Errorf("bundle dir = %q, want only b1.js and its record", got)
 	}
 }
 
@@ -64,7 +64,7 @@ func TestStoreReplacesCompanionsOnReupload(t *testing.T) {
 			t.Errorf("%s = %q, want %q", tt.name, got, tt.want)
 		}
 	}
-	if got := dirNames(t, c.Dir("b1")); !slices.Equal(got, []string{"b1.js", "keep.json", "loadable-stats.json"}) {
+	if got := dirNames(t, c.Dir("b1")); !slices.Equal(got, []string{"b1.js", "b1.js.sum", "keep.json", "loadable-stats.json"}) {
 		t.Errorf("bundle dir = %q, want no temp or lock files", got)
 	}
 }
@@ -246,7 +246,7 @@ func TestStoreConcurrentSameID(t *testing.T) {
 	if !strings.HasPrefix(stats, "stats ") || len(stats) != len("stats 00") {
 		t.Errorf("companion = %q, want one writer's complete content", stats)
 	}
-	if names := dirNames(t, c1.Dir(id)); !slices.Equal(names, []string{"loadable-stats.json", id + ".js"}) {
+	if names := dirNames(t, c1.Dir(id)); !slices.Equal(names, []string{"loadable-stats.json", id + ".js", id + ".js.sum"}) {
 		t.Errorf("bundle dir = %q, want only the bundle and its companion (no lock, no temp files)", names)
 	}
 	for _, c := range []*Cache{c1, c2} {
@@ -393,6 +393,11 @@ func TestStoreHealsDanglingSymlink(t *testing.T) {
 	}
 }
 
+// TestStoreKeepsSymlinkedBundle: a pre-seeded bundle linked into
+// <cache>.artifact-snapshots is kept when the upload is the same bundle (and
+// recorded then); one that differs from the upload has no record to show it
+// is what was meant, so the link is quarantined and the upload stored,
+// the snapshot untouched.
 func TestStoreKeepsSymlinkedBundle(t *testing.T) {
 	c := newTestCache(t)
 	snap := filepath.Join(c.Root()+".artifact-snapshots", "b", "b.js")
@@ -404,18 +409,32 @@ func TestStoreKeepsSymlinkedBundle(t *testing.T) {
 	if err := os.Symlink(rel, c.BundlePath("b")); err != nil {
 		t.Fatal(err)
 	}
-	res := storeBundle(t, c, "b", []byte("uploaded"), map[string]string{"stats.json": "s"})
+	res := storeBundle(t, c, "b", []byte("baked"), map[string]string{"stats.json": "s"})
 	if !slices.Equal(res.Existing, []string{"b"}) {
 		t.Errorf("result = %+v, want Existing [b]", res)
 	}
 	if target, err := os.Readlink(c.BundlePath("b")); err != nil || target != rel {
 		t.Errorf("symlink replaced: %q, %v", target, err)
 	}
-	if got := readFile(t, snap); got != "baked" {
-		t.Errorf("snapshot changed: %q", got)
-	}
 	if !c.AssetExists("b", "stats.json") {
 		t.Error("companion not written beside a symlinked bundle")
+	}
+	if _, ok := c.readSum("b"); !ok {
+		t.Error("a pre-seeded bundle equal to the upload was not recorded")
+	}
+
+	if err := os.Remove(c.sumPath("b")); err != nil { // pre-seeded again, no record
+		t.Fatal(err)
+	}
+	res = storeBundle(t, c, "b", []byte("uploaded"), nil)
+	if !slices.Equal(res.Stored, []string{"b"}) {
+		t.Errorf("result = %+v, want Stored [b]: a pre-seed that differs from the upload is replaced", res)
+	}
+	if got := readFile(t, c.BundlePath("b")); got != "uploaded" {
+		t.Errorf("bundle = %q", got)
+	}
+	if got := readFile(t, snap); got != "baked" {
+		t.Errorf("snapshot changed: %q", got)
 	}
 }
 
@@ -477,7 +496,7 @@ func TestCrashLeftovers(t *testing.T) {
 	if got := readFile(t, c2.BundlePath("b")); got != "whole bundle" {
 		t.Errorf("bundle = %q", got)
 	}
-	if names := dirNames(t, c2.Dir("b")); !slices.Equal(names, []string{"b.js"}) {
+	if names := dirNames(t, c2.Dir("b")); !slices.Equal(names, []string{"b.js", "b.js.sum"}) {
 		t.Errorf("bundle dir = %q, want leftovers cleaned", names)
 	}
 }

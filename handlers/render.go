@@ -187,6 +187,12 @@ func (h *Handlers) renderFailure(ctx context.Context, r *http.Request, entry str
 	var tooMany *worker.TooManyBundlesError
 	var loadErr *worker.LoadError
 	switch {
+	case r.Context().Err() != nil:
+		// The client is gone (or its connection was closed at the
+		// shutdown timeout): whatever ended the render, nobody reads an
+		// answer, and an interrupted render is no failure to log.
+		h.observeRender(ctx, "canceled", started)
+		return reply{}, false
 	case errors.As(err, &renderErr):
 		if renderErr.Kind == jsvm.KindCanceled {
 			h.observeRender(ctx, "canceled", started)
@@ -215,9 +221,6 @@ func (h *Handlers) renderFailure(ctx context.Context, r *http.Request, entry str
 		// Pruned from the cache after the 410 check: the same answer, and
 		// Rails uploads it again.
 		return h.bundleGone(ctx, started, "err", err), true
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		h.observeRender(ctx, "canceled", started)
-		return reply{}, false
 	default:
 		h.observeRender(ctx, "error", started)
 		h.Logger.ErrorContext(ctx, "render failed", "bundle", entry, "err", err)

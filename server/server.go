@@ -33,6 +33,9 @@ const (
 	// pruneEvery is how often the bundle cache is measured and pruned to
 	// RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE, besides after every store.
 	pruneEvery = time.Minute
+	// generationRetry is the wait before a declared bundle that failed to
+	// load is tried again.
+	generationRetry, generationRetryMax = 2 * time.Second, 10 * time.Second
 	// flushTimeout bounds the export of the last spans at exit.
 	flushTimeout = 5 * time.Second
 )
@@ -219,11 +222,32 @@ func (s *Server) Ready() (bool, string) {
 // server already answers /health; /ready waits for it. Loading happens
 // beside listening rather than before it so that liveness probes pass
 // during a long load.
+//
+// A bundle that fails to load (a corrupt one is quarantined by the cache,
+// so that an upload repairs it) is tried again after generationRetry, until
+// it loads, doubling up to generationRetryMax (a bundle whose JavaScript
+// fails compiles again each time): /ready stays false meanwhile, and each distinct failure is
+// logged once, naming the bundle and why.
 func (s *Server) loadGeneration(ctx context.Context) {
 	started := time.Now()
 	for _, id := range s.generation.Bundles {
-		if err := s.pools.Preload(ctx, id); err != nil {
-			s.logger.Error("current generation: bundle failed to load; not ready", "generation", s.generation.ID, "bundle", id, "err", err)
+		var last string
+		for wait := generationRetry; ; wait = min(2*wait, generationRetryMax) {
+			err := s.pools.Preload(ctx, id)
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+			if err.Error() != last {
+				last = err.Error()
+				s.logger.Error("current generation: bundle failed to load; not ready until it loads (an upload of it repairs a corrupt copy)", "generation", s.generation.ID, "bundle", id, "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+		if ctx.Err() != nil {
 			return
 		}
 	}
@@ -316,11 +340,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)
+	timedOut := err != nil && !errors.Is(err, http.ErrServerClosed)
+	if timedOut {
+		// Connections first: a request still queued or rendering gets its
+		// connection closed, which Rails retries, on every engine alike;
+		// closing the pools first would answer it with the error of an
+		// interrupted render or a closed engine, a 400 that Rails takes
+		// for the page's own.
+		_ = srv.Close()
+	}
 	s.pools.Close()
 	s.closeEngine()
 	s.flushTraces()
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		_ = srv.Close()
+	if timedOut {
 		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", s.cfg.ShutdownTimeout, err)
 	}
 	s.logger.Info("stopped")

@@ -304,3 +304,230 @@ func TestCacheFullDiskPrunes(t *testing.T) {
 		t.Errorf("the removal was not logged")
 	}
 }
+
+// unprivileged is the uid (and gid) of the servers that must not read what
+// their mode forbids: nobody's.
+const unprivileged = 65534
+
+// otherUserCache returns a cache path for a server run as unprivileged
+// (runAsUID): the test binary and the test's temporary directories are
+// opened to it; the caller chowns the cache once seeded. It skips the
+// test when the test process cannot start a process as another user.
+func otherUserCache(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("a bundle the server may not read needs the server run as another user, which only root can do here")
+	}
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir), buildDir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "cache")
+}
+
+// chownAll gives the cache to unprivileged, keeping every mode.
+func chownAll(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, unprivileged, unprivileged)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// brokenBundle is a bundle cut in the middle of a function: it does not
+// compile.
+func brokenBundle(marker string) string {
+	js := markerBundle(marker) + "globalThis.twice = function (x) { return x * 2; };\n"
+	return js[:len(js)-12]
+}
+
+// wantQuarantined checks that the server logged the quarantine of id with
+// its path in the cache (not the server's path), and that the cache keeps
+// a bounded number of quarantined entries.
+func (s *server) wantQuarantined(t *testing.T, id string) {
+	t.Helper()
+	if !s.logged("bundle quarantined", id) {
+		t.Errorf("the quarantine of %s was not logged", id)
+	}
+	for line := range strings.Lines(s.stderr.String()) {
+		if strings.Contains(line, "bundle quarantined") && strings.Contains(line, s.cache) {
+			t.Errorf("the quarantine log names the server's path: %s", line)
+		}
+	}
+	n := 0
+	for _, name := range s.cacheEntries(t, "") {
+		if strings.HasPrefix(name, ".gorender-quarantined-") {
+			n++
+		}
+	}
+	if n > 4 {
+		t.Errorf("%d quarantined entries kept, want at most 4", n)
+	}
+}
+
+// TestCacheCorruptBundleRepaired (#32, item 4): a pre-seeded bundle cut
+// short (no record of what it should be) answers 400 until it is uploaded
+// again, and the upload then replaces it; an empty one and one that a
+// gorender stored but that no longer matches its record (same size, other
+// bytes: a disk error) are quarantined when loaded: 410, and the upload
+// Rails then makes stores a good copy. Two processes: the one that stored
+// the bundle and the one that finds it broken.
+func TestCacheCorruptBundleRepaired(t *testing.T) {
+	t.Parallel()
+	cache := filepath.Join(t.TempDir(), "cache")
+	env := map[string]string{"RENDERER_SERVER_BUNDLE_CACHE_PATH": cache}
+	cut, empty, flipped := newID("s"), newID("s"), newID("s")
+	writeAt(t, filepath.Join(cache, cut, cut+".js"), brokenBundle("cut"), time.Now())
+	writeAt(t, filepath.Join(cache, empty, empty+".js"), "", time.Now())
+	a := startServer(t, env)
+	a.upload(t, map[string]string{flipped: markerBundle("flipped")}, nil)
+	a.terminate(t)
+	path := filepath.Join(cache, flipped, flipped+".js")
+	good := a.readCacheFile(t, filepath.Join(flipped, flipped+".js"))
+	if err := os.WriteFile(path, []byte(strings.Repeat("!", len(good))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	b := startServer(t, env)
+	h2 := transports[0]
+	b.render(t, h2, cut, "MARKER").wantPrefix(t, h2, http.StatusBadRequest, "The bundle failed to load")
+	b.render(t, h2, empty, "MARKER").want(t, h2, http.StatusGone, "No bundle uploaded")
+	b.render(t, h2, flipped, "MARKER").want(t, h2, http.StatusGone, "No bundle uploaded")
+	b.wantQuarantined(t, empty)
+	b.wantQuarantined(t, flipped)
+	for _, id := range []string{cut, empty, flipped} {
+		marker := map[string]string{cut: "cut", empty: "empty", flipped: "flipped"}[id]
+		b.upload(t, map[string]string{id: markerBundle(marker)}, nil)
+		b.render(t, h2, id, "MARKER").want(t, h2, http.StatusOK, marker)
+	}
+	b.wantQuarantined(t, cut)
+}
+
+// TestCacheUnreadableBundleRepaired (#32, item 4): with the server running
+// as an unprivileged user, a pre-seeded bundle file it may not read
+// (mode 000) answers 410, not 500, and the upload that follows stores a
+// good copy; a bundle directory it may not open answers 410 once: the
+// upload that follows moves it aside and stores the bundle (not 500, then
+// 410 again: a second 410 is a hard error for Rails).
+func TestCacheUnreadableBundleRepaired(t *testing.T) {
+	t.Parallel()
+	cache := otherUserCache(t)
+	file, dir := newID("s"), newID("s")
+	writeAt(t, filepath.Join(cache, file, file+".js"), markerBundle("file"), time.Now())
+	writeAt(t, filepath.Join(cache, dir, dir+".js"), markerBundle("dir"), time.Now())
+	if err := os.MkdirAll(filepath.Join(cache, "uploads"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	chownAll(t, cache)
+	if err := os.Chmod(filepath.Join(cache, file, file+".js"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(cache, dir), 0); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, map[string]string{
+		"RENDERER_SERVER_BUNDLE_CACHE_PATH": cache,
+		runAsUID:                            fmt.Sprint(unprivileged),
+	})
+	h2 := transports[0]
+	for _, id := range []string{file, dir} {
+		marker := map[string]string{file: "file", dir: "dir"}[id]
+		t.Run(marker, func(t *testing.T) {
+			s.render(t, h2, id, "MARKER").want(t, h2, http.StatusGone, "No bundle uploaded")
+			s.upload(t, map[string]string{id: markerBundle(marker)}, nil)
+			s.render(t, h2, id, "MARKER").want(t, h2, http.StatusOK, marker)
+			s.wantQuarantined(t, id)
+		})
+	}
+}
+
+// TestCacheCorruptGenerationBundle (#32, item 4): a bundle the current
+// generation declares that no longer matches its record keeps /ready false,
+// with the bundle and the reason logged, until an upload repairs it; then
+// the server becomes ready by itself.
+func TestCacheCorruptGenerationBundle(t *testing.T) {
+	t.Parallel()
+	cache := filepath.Join(t.TempDir(), "cache")
+	id := newID("s")
+	a := startServer(t, map[string]string{"RENDERER_SERVER_BUNDLE_CACHE_PATH": cache})
+	a.upload(t, map[string]string{id: markerBundle("declared")}, nil)
+	a.terminate(t)
+	path := filepath.Join(cache, id, id+".js")
+	if err := os.Truncate(path, 5); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(cache, ".current-generations", "gen-1.json")
+	writeAt(t, manifest, fmt.Sprintf(`{"bundles":[%q]}`, id), time.Now())
+
+	s := startServer(t, map[string]string{
+		"RENDERER_SERVER_BUNDLE_CACHE_PATH":    cache,
+		"RENDERER_CURRENT_GENERATION_MANIFEST": manifest,
+	})
+	h1 := transports[1]
+	deadline := time.Now().Add(30 * time.Second)
+	for !s.logged("current generation", id, "quarantined") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !s.logged("current generation", id, "quarantined", "5 bytes") {
+		t.Fatalf("no log naming the corrupt declared bundle and why")
+	}
+	s.get(t, h1, http.MethodGet, "/ready").want(t, h1, http.StatusServiceUnavailable, `{"status":"waiting_for_current_generation"}`)
+	s.upload(t, map[string]string{id: markerBundle("declared")}, nil)
+	deadline = time.Now().Add(30 * time.Second)
+	for s.get(t, h1, http.MethodGet, "/ready").Status != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("not ready 30 s after the declared bundle was repaired")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.render(t, h1, id, "MARKER").want(t, h1, http.StatusOK, "declared")
+}
+
+// TestShutdownTimeoutQueuedRenders (#32, item 5): renders still waiting for
+// the only runtime when the shutdown timeout passes are not answered with
+// an error Rails takes for the page's own (400 "Render interrupted" or
+// "The bundle failed to load: … node engine closed"): each gets its
+// connection closed or 503 with Retry-After, on every engine alike, and so
+// does the render the timeout cut short.
+func TestShutdownTimeoutQueuedRenders(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{
+		"RENDERER_WORKERS_COUNT":    "1",
+		"RENDERER_STUB_TIMERS":      "false",
+		"RENDERER_SUPPORT_MODULES":  "true",
+		"RENDERER_SHUTDOWN_TIMEOUT": "1s",
+	})
+	id := newID("s")
+	s.upload(t, map[string]string{id: releasedBundle("queued")}, nil)
+	s.render(t, transports[0], id, "MARKER").want(t, transports[0], http.StatusOK, "queued")
+	pending := []<-chan *response{s.startRender(t, transports[0], id, "untilReleased()")}
+	s.waitScrape(t, 60*time.Second, "the runtime busy", func(p promScrape) bool {
+		return p.value("gorender_runtimes_busy", "bundle", id) == 1
+	})
+	for i := range 3 {
+		pending = append(pending, s.startRender(t, transports[i%2], id, "MARKER"))
+	}
+	time.Sleep(500 * time.Millisecond) // the three reach the queue
+	s.signal(t, syscall.SIGTERM)
+	for i, ch := range pending {
+		select {
+		case r := <-ch:
+			switch {
+			case r.Status == 0: // the connection closed: Rails retries
+			case r.Status == http.StatusServiceUnavailable && r.Header.Get("Retry-After") != "":
+			default:
+				t.Errorf("render %d at the shutdown timeout: %d %s, want its connection closed or 503 with Retry-After", i, r.Status, clip(r.Body))
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("render %d not answered 60 s after SIGTERM", i)
+		}
+	}
+	s.waitExit(t, exitTimeout)
+}

@@ -360,6 +360,10 @@ func startServerCmd(t *testing.T, launch []string, env map[string]string) *serve
 	return nil
 }
 
+// runAsUID, in a server's env, is the uid (and gid) its process runs as
+// (see otherUserCache).
+const runAsUID = "GORENDER_TEST_RUN_AS_UID"
+
 // tryStart starts one process; retry is true when the port was taken.
 func tryStart(t *testing.T, launch []string, env map[string]string, cache string) (s *server, retry bool, err error) {
 	t.Helper()
@@ -378,6 +382,13 @@ func tryStart(t *testing.T, launch []string, env map[string]string, cache string
 	}
 	s.cmd = exec.Command(launch[0], append(launch[1:], "serve", "-p", strconv.Itoa(port))...)
 	s.cmd.Env = processEnv(env)
+	if uid := env[runAsUID]; uid != "" {
+		id, err := strconv.ParseUint(uid, 10, 32)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", runAsUID, err)
+		}
+		s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(id), Gid: uint32(id)}}
+	}
 	s.cmd.Stdout = s.stderr
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {

@@ -158,8 +158,8 @@ func TestConcurrentUploadsOneID(t *testing.T) {
 			fromGem(t, answers[i], errs[i]).want(t, tr, http.StatusOK, "")
 		}
 
-		if got := s.cacheEntries(t, id); !slices.Equal(got, []string{"loadable-stats.json", id + ".js"}) {
-			t.Errorf("bundle directory holds %v, want exactly the bundle and its companion (no lock or temp files)", got)
+		if got := s.cacheEntries(t, id); !slices.Equal(got, []string{"loadable-stats.json", id + ".js", id + ".js.sum"}) {
+			t.Errorf("bundle directory holds %v, want exactly the bundle, its record and its companion (no lock or temp files)", got)
 		}
 		stored := s.readCacheFile(t, id+"/"+id+".js")
 		winner := slices.Index(bundles, stored)

@@ -353,8 +353,12 @@ func brokenBundle(marker string) string {
 // a bounded number of quarantined entries.
 func (s *server) wantQuarantined(t *testing.T, id string) {
 	t.Helper()
-	if !s.logged("bundle quarantined", id) {
-		t.Errorf("the quarantine of %s was not logged", id)
+	// The log reaches us through a pipe, maybe after the answer.
+	for deadline := time.Now().Add(10 * time.Second); !s.logged("bundle quarantined", id); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("the quarantine of %s was not logged", id)
+			break
+		}
 	}
 	for line := range strings.Lines(s.stderr.String()) {
 		if strings.Contains(line, "bundle quarantined") && strings.Contains(line, s.cache) {

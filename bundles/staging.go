@@ -33,7 +33,7 @@ const ownerFile = ".owner"
 // process holds a flock on it, and names itself in it, until Remove: a
 // sweep removes it as soon as its writer is gone.
 func (c *Cache) NewStaging() (*Staging, error) {
-	for range 3 { // a uuid v4 collision is practically impossible; retry anyway
+	for range 3 { // a uuid v4 collision is practically impossible; retry anyway (or once space is made)
 		dir := filepath.Join(c.uploadsPath(), newUUID())
 		err := os.Mkdir(dir, dirPerm)
 		if err == nil {
@@ -43,6 +43,9 @@ func (c *Cache) NewStaging() (*Staging, error) {
 				return nil, err
 			}
 			return s, nil
+		}
+		if errors.Is(err, syscall.ENOSPC) && c.FreeSpace() {
+			continue
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			// uploads/ was removed behind our back: recreate it.

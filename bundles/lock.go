@@ -175,6 +175,17 @@ func (c *Cache) createLock(path string, token []byte) (*os.File, error) {
 	return f, nil
 }
 
+// openToLock opens a lock file to test its flock: for writing where
+// allowed, since an NFS client emulates flock with a POSIX write lock, which
+// needs a file open for writing.
+func openToLock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		return os.Open(path)
+	}
+	return f, err
+}
+
 // lockSighting is what a waiter last saw of a lock file, and since when
 // (monotonic time) it has looked the same.
 type lockSighting struct {
@@ -196,7 +207,7 @@ func (s *lockSighting) unchangedFor(info os.FileInfo, content string) time.Durat
 // breakLock removes the lock file at path if its holder is gone (see
 // lockFile) and reports whether the caller should try to take it now.
 func (c *Cache) breakLock(path string, seen *lockSighting) (bool, error) {
-	f, err := os.Open(path)
+	f, err := openToLock(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil // released meanwhile
 	}
@@ -244,7 +255,7 @@ func (c *Cache) breakLock(path string, seen *lockSighting) (bool, error) {
 // writer on this host holds the flock; one on another host refreshes the
 // date every few seconds).
 func (c *Cache) lockLive(path string) bool {
-	f, err := os.Open(path)
+	f, err := openToLock(path)
 	if err != nil {
 		return !errors.Is(err, fs.ErrNotExist)
 	}

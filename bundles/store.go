@@ -332,7 +332,7 @@ func (c *Cache) removeStaleTemps(dir string) {
 // flockHeld reports whether some process holds a flock on path; false
 // when it cannot tell (no such file, no flock here).
 func flockHeld(path string) bool {
-	f, err := os.Open(path)
+	f, err := openToLock(path)
 	if err != nil {
 		return false
 	}

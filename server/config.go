@@ -277,7 +277,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE", Default: "0",
-		Doc:   "size limit of the bundle cache: past it, the least recently used bundles that no gorender on the cache has loaded or is storing, that no `.current-generations` declaration names and that were not used in the last 5 minutes are removed with their companion files (see [Bundle cache](#bundle-cache)). Sizes like `2GiB`; `0` is no limit",
+		Doc:   "size limit of the bundle cache: past it, the least recently used bundles that no gorender on the cache has loaded or is storing, that no `.current-generations` declaration names and that were not used in the last 5 minutes are removed with their companion files (see [Bundle cache](#bundle-cache)). Sizes like `2GiB`; `0` is no limit (a full volume still removes them, one per failed write)",
 		Value: size(func(c *Config) *uint64 { return &c.CacheMaxSize }),
 	},
 	{

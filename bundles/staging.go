@@ -94,7 +94,7 @@ func (s *Staging) Stage(r io.Reader) (path string, size int64, err error) {
 	buf := s.c.getBuf()
 	defer s.c.putBuf(buf)
 	// Hide ReaderFrom/WriterTo so the copy really goes through buf.
-	size, err = io.CopyBuffer(spaceWriter{c: s.c, f: f, path: path}, struct{ io.Reader }{r}, *buf)
+	size, err = io.CopyBuffer(spaceWriter{c: s.c, f: f}, struct{ io.Reader }{r}, *buf)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -119,13 +119,12 @@ func (s *Staging) Remove() error {
 	return nil
 }
 
-// spaceWriter writes to f (the file at path); a write that fails for lack
-// of space makes room (Cache.FreeSpace) and goes on, for as long as that
-// frees something.
+// spaceWriter writes to f; a write that fails for lack of space makes room
+// (Cache.FreeSpace) and goes on, for as long as that frees something.
 type spaceWriter struct {
 	c    *Cache
 	f    *os.File
-	path string
+	path string // of the file writeFile makes
 }
 
 func (w spaceWriter) Write(p []byte) (int, error) {

@@ -168,9 +168,31 @@ func (c *Cache) createLock(path string, token []byte) (*os.File, error) {
 		err = os.Link(tmp, path)
 	}
 	_ = os.Remove(tmp)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		// No hard links here: create it in place (for a moment it is
+		// empty and unflocked; a waiter then only takes it over once it
+		// has seen it unchanged for the stale age).
+		_ = f.Close()
+		return c.createLockInPlace(path, token)
+	}
 	if err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("create lock file %s: %w", c.rel(path), err)
+	}
+	return f, nil
+}
+
+// createLockInPlace is createLock on a file system without hard links.
+func (c *Cache) createLockInPlace(path string, token []byte) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, filePerm)
+	if err != nil {
+		return nil, fmt.Errorf("create lock file %s: %w", c.rel(path), err)
+	}
+	_, _ = tryLockExclusive(f)
+	if _, err := f.Write(token); err != nil {
+		_ = os.Remove(path)
+		_ = f.Close()
+		return nil, fmt.Errorf("write lock file %s: %w", c.rel(path), err)
 	}
 	return f, nil
 }

@@ -38,7 +38,9 @@ type Deps struct {
 	Password        auth.Password
 	RendererVersion string
 	Engine          string
-	Metrics         *metrics.Metrics
+	// EngineInfo are /info's fields the engine sets (jsvm.InfoReporter).
+	EngineInfo map[string]string
+	Metrics    *metrics.Metrics
 	// Tracer starts the spans of body decoding, bundle store, render and
 	// stream; nil when tracing is off.
 	Tracer trace.Tracer

@@ -1,20 +1,24 @@
 package handlers
 
 import (
+	"maps"
 	"net/http"
 	"runtime"
 
 	"github.com/gorender/gorender/auth"
 )
 
-// Info serves GET|HEAD /info.
+// Info serves GET|HEAD /info (PROTOCOL.md §9): node_version is the Go
+// version unless the engine runs Node.js and says which.
 func (h *Handlers) Info(w http.ResponseWriter, r *http.Request) {
-	jsonReply(http.StatusOK, map[string]string{
+	info := map[string]string{
 		"node_version":     runtime.Version(),
 		"renderer_version": h.RendererVersion,
 		"protocol_version": auth.ProtocolVersion,
 		"engine":           h.Engine,
-	}).write(w, r)
+	}
+	maps.Copy(info, h.EngineInfo)
+	jsonReply(http.StatusOK, info).write(w, r)
 }
 
 // Health serves GET /health: the process serves HTTP.

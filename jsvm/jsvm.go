@@ -287,6 +287,15 @@ type ProcessReporter interface {
 	ProcessRestarts() map[string]uint64
 }
 
+// InfoReporter is implemented by engines with facts of their own for /info
+// (PROTOCOL.md §9): the node engine's Node.js version, which takes the
+// place of the Go version in node_version, and the confinement of its
+// processes.
+type InfoReporter interface {
+	// Info are /info's fields, by name, that the engine sets.
+	Info() map[string]string
+}
+
 // ProcessStats is one engine process.
 type ProcessStats struct {
 	Slot    int   // its place among the engine's processes, 0 to n-1

@@ -162,6 +162,10 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 			})
 		}
 	}
+	var engineInfo map[string]string
+	if r, ok := engine.(jsvm.InfoReporter); ok {
+		engineInfo = r.Info()
+	}
 	budget := handlers.NewBudget(cfg.UnauthenticatedBudget)
 	if m != nil {
 		m.UnauthenticatedBody(budget.InUse, budget.Limit())
@@ -174,6 +178,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Password:        auth.NewPassword(cfg.Password),
 		RendererVersion: version,
 		Engine:          engine.Name(),
+		EngineInfo:      engineInfo,
 		Metrics:         m,
 		Tracer:          tracer,
 		Logger:          logger,

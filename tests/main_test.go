@@ -327,6 +327,13 @@ func plainBinary(t *testing.T) string {
 // runs the binary (its last element): launch... serve -p PORT.
 func startServerCmd(t *testing.T, launch []string, env map[string]string) *server {
 	t.Helper()
+	return startServerWith(t, launch, env, nil)
+}
+
+// startServerWith is startServerCmd with configure, when set, applied to the
+// command before it starts (descriptors to inherit, credentials).
+func startServerWith(t *testing.T, launch []string, env map[string]string, configure func(*exec.Cmd)) *server {
+	t.Helper()
 	cache := filepath.Join(t.TempDir(), "cache")
 	if c := env["RENDERER_SERVER_BUNDLE_CACHE_PATH"]; c != "" {
 		cache = c
@@ -347,7 +354,7 @@ func startServerCmd(t *testing.T, launch []string, env map[string]string) *serve
 	}
 	var lastErr string
 	for attempt := 0; attempt < 3; attempt++ {
-		s, retry, err := tryStart(t, launch, base, cache)
+		s, retry, err := tryStart(t, launch, base, cache, configure)
 		if err == nil {
 			return s
 		}
@@ -365,7 +372,7 @@ func startServerCmd(t *testing.T, launch []string, env map[string]string) *serve
 const runAsUID = "GORENDER_TEST_RUN_AS_UID"
 
 // tryStart starts one process; retry is true when the port was taken.
-func tryStart(t *testing.T, launch []string, env map[string]string, cache string) (s *server, retry bool, err error) {
+func tryStart(t *testing.T, launch []string, env map[string]string, cache string, configure func(*exec.Cmd)) (s *server, retry bool, err error) {
 	t.Helper()
 	port := freePort(t)
 	s = &server{
@@ -391,6 +398,9 @@ func tryStart(t *testing.T, launch []string, env map[string]string, cache string
 	}
 	s.cmd.Stdout = s.stderr
 	s.cmd.Stderr = s.stderr
+	if configure != nil {
+		configure(s.cmd)
+	}
 	if err := s.cmd.Start(); err != nil {
 		return nil, false, fmt.Errorf("exec %s: %w", launch[0], err)
 	}

@@ -52,7 +52,15 @@ func TestOperationalEndpoints(t *testing.T) {
 			if err := json.Unmarshal([]byte(r.Body), &info); err != nil {
 				t.Fatalf("/info is not a JSON object of strings: %v: %s", err, r.Body)
 			}
-			if !strings.HasPrefix(info["node_version"], "go1.") {
+			if testEngine == "node" {
+				// The Node.js the executors run, as process.version prints it.
+				if want := nodeVersion(t); info["node_version"] != want {
+					t.Errorf("node_version = %q, want %q (node --version)", info["node_version"], want)
+				}
+				if info["confinement"] != "seccomp" {
+					t.Errorf("confinement = %q, want seccomp", info["confinement"])
+				}
+			} else if !strings.HasPrefix(info["node_version"], "go1.") {
 				t.Errorf("node_version = %q, want the Go version", info["node_version"])
 			}
 			want := map[string]string{"renderer_version": rendererVersion, "protocol_version": "2.0.0", "engine": testEngine}

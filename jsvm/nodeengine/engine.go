@@ -79,6 +79,9 @@ type Engine struct {
 	executor string
 	childEnv []string
 
+	// confinement names what confines the processes (spawn_linux.go).
+	confinement string
+
 	nextRender atomic.Uint64
 
 	mu      sync.Mutex
@@ -154,6 +157,10 @@ func start(cfg config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	confined, err := confinement()
+	if err != nil {
+		return nil, err
+	}
 	dir, err := newWorkDir(cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("node engine: %w", err)
@@ -168,6 +175,7 @@ func start(cfg config) (*Engine, error) {
 		cfg:          cfg,
 		log:          cfg.Logger,
 		node:         node,
+		confinement:  confined,
 		dir:          dir,
 		executor:     executor,
 		childEnv:     childEnv(cfg.Environ),
@@ -205,7 +213,7 @@ func start(cfg config) (*Engine, error) {
 	}
 	e.log.Info("node engine started", "node", node.path, "node_version", node.version, "processes", cfg.Processes,
 		"failed_to_start", len(errs), "heap_limit_mib", e.heapLimitMiB(), "read_roots", cfg.ReadRoots,
-		"scheduling", schedulingPolicy())
+		"scheduling", schedulingPolicy(), "confinement", confined)
 	return e, nil
 }
 

@@ -104,7 +104,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		stderr:   newTailWriter(e.log.With("node_process", slot), 8<<10),
 		loaded:   make(map[*program]bool),
 	}
-	cmd := exec.Command(e.node.path, e.node.args(e.executor, e.cfg.ReadRoots, e.heapLimitMiB(), int(e.cfg.SemiSpace>>20))...)
+	cmd := executorCommand(e.node.path, e.node.args(e.executor, e.cfg.ReadRoots, e.heapLimitMiB(), int(e.cfg.SemiSpace>>20)), e.dataLimit())
 	cmd.Env = e.childEnv
 	cmd.Dir = e.dir.path
 	cmd.ExtraFiles = []*os.File{inR, outW} // the child's fds 3 and 4
@@ -121,13 +121,6 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 	}
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
-	if err := confineProcess(p.pid, e.dataLimit()); err != nil {
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		outR.Close()
-		inW.Close()
-		return nil, fmt.Errorf("node process %d: %w", p.pid, err)
-	}
 	p.started = time.Now()
 	p.stderr.setPID(p.pid)
 	go p.read(outR, e.log)

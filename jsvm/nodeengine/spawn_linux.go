@@ -2,12 +2,13 @@ package nodeengine
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"github.com/gorender/gorender/jsvm/nodeengine/confine"
 )
 
 // sysProcAttr puts each executor in its own process group (a terminal's
@@ -82,23 +83,22 @@ func setThreadBatch() error {
 	return nil
 }
 
-// confineProcess bounds a started executor before it runs any bundle code.
-// Its data segment (RLIMIT_DATA: the V8 heap, buffers and Node's other
-// native memory), when dataLimit > 0: an allocation past it fails in the
-// process (a RangeError for a Buffer or an ArrayBuffer, as Node throws past
-// its own limits; the end of the process, answered like a timeout, when V8's
-// heap cannot grow). And the kernel's OOM killer takes it before gorender
-// (oom_score_adj 1000): a container out of memory loses a Node.js process,
-// which is replaced, not the server.
-func confineProcess(pid int, dataLimit int64) error {
-	if dataLimit > 0 {
-		lim := syscall.Rlimit{Cur: uint64(dataLimit), Max: uint64(dataLimit)}
-		if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), syscall.RLIMIT_DATA, uintptr(unsafe.Pointer(&lim)), 0, 0, 0); errno != 0 {
-			return fmt.Errorf("limit its data segment (prlimit RLIMIT_DATA): %w", errno)
-		}
+// executorCommand starts node with args confined (package confine): its
+// data segment bounded to dataLimit bytes when > 0 (RLIMIT_DATA: the V8
+// heap, buffers and Node's other native memory), the OOM killer's first
+// choice, holding no descriptor but its standard streams and pipes, and
+// unable to reach another process, gorender's above all. The confinement is
+// in place before Node.js runs any code.
+func executorCommand(node string, args []string, dataLimit int64) *exec.Cmd {
+	path, argv := confine.Command(node, args, dataLimit)
+	return &exec.Cmd{Path: path, Args: argv}
+}
+
+// confinement names what confines the executors, for the log and /info; an
+// error when this build cannot confine them on this machine.
+func confinement() (string, error) {
+	if err := confine.Available(); err != nil {
+		return "", fmt.Errorf("node engine: %w; gorender runs no bundle code in a Node.js process that could signal gorender: use RENDERER_JS_ENGINE=goja or quickjs", err)
 	}
-	if err := os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte("1000"), 0); err != nil {
-		return fmt.Errorf("make it the OOM killer's first choice: %w", err)
-	}
-	return nil
+	return confine.Mechanism, nil
 }

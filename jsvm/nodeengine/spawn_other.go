@@ -18,6 +18,14 @@ func spawn(cmd *exec.Cmd) error { return cmd.Start() }
 // gorender's own outside Linux.
 func schedulingPolicy() string { return "gorender's" }
 
-// confineProcess sets no limit of its own outside Linux: the V8 heap limit
-// still applies.
-func confineProcess(pid int, dataLimit int64) error { return nil }
+// executorCommand starts node with args. Outside Linux nothing confines
+// the process beyond Node's permission model and the V8 heap limit: no data
+// limit, no system-call filter.
+func executorCommand(node string, args []string, dataLimit int64) *exec.Cmd {
+	return exec.Command(node, args...)
+}
+
+// confinement names what confines the executors, for the log and /info.
+func confinement() (string, error) {
+	return "none (the seccomp filter is Linux's)", nil
+}

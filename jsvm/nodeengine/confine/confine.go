@@ -1,0 +1,15 @@
+// Package confine starts a Node.js executor confined: gorender's own binary,
+// re-executed as a launcher (Command), bounds the process, closes the
+// descriptors it must not inherit and installs a seccomp filter that keeps
+// it from reaching any other process (gorender, the other executors), then
+// executes Node.js in its place, keeping its pid. Go cannot run code
+// between fork and exec, hence the launcher; it acts in this package's init
+// (launch_linux.go), before the rest of gorender's packages initialize.
+//
+// Outside Linux there is no launcher: Available reports why.
+package confine
+
+// launcherArg0 marks a launcher: gorender started with it as argv[0]
+// confines itself and executes Node.js (never a user command: nothing else
+// sets argv[0] to it).
+const launcherArg0 = "gorender-node-launcher"

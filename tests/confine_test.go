@@ -1,12 +1,15 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -330,4 +333,40 @@ func fdTargets(t *testing.T, pid int) map[int]string {
 func sortedInts(s []int) []int {
 	slices.Sort(s)
 	return s
+}
+
+// TestNodeEngineNeverRunsUnconfined: where the kernel refuses the seccomp
+// filter, the node engine does not start, and gorender says why, rather
+// than run bundle code in Node.js processes that could reach it.
+func TestNodeEngineNeverRunsUnconfined(t *testing.T) {
+	skipUnlessNode(t)
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the helper that refuses seccomp is amd64's")
+	}
+	t.Parallel()
+	helper := filepath.Join(t.TempDir(), "noseccomp")
+	build := exec.Command("go", "build", "-o", helper, "./testdata/noseccomp/main.go")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// Bounded: a gorender that runs its processes unconfined serves on.
+	c, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(c, helper, binPath, "serve", "-p", strconv.Itoa(freePort(t)))
+	cmd.Env = processEnv(map[string]string{
+		"RENDERER_JS_ENGINE":                "node",
+		"RENDERER_PASSWORD":                 testPassword,
+		"RENDERER_SERVER_BUNDLE_CACHE_PATH": filepath.Join(t.TempDir(), "cache"),
+		"RENDERER_HOST":                     "127.0.0.1",
+	})
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("gorender under a kernel refusing seccomp: %v, want exit status 1\n%s", err, out)
+	}
+	for _, want := range []string{"no process started", "the kernel refused the seccomp filter", "RENDERER_JS_ENGINE=goja or quickjs"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
 }

@@ -12,7 +12,8 @@
 // (runtime/debug was one) defers this init past ~190 others: 15-30 ms
 // per process start instead of the 4-6 ms the launcher costs today.
 //
-// Outside Linux there is no launcher: Available reports why.
+// Linux only: elsewhere the node engine starts Node.js directly
+// (spawn_other.go).
 package confine
 
 // launcherArg0 marks a launcher: gorender started with it as argv[0]

@@ -29,7 +29,7 @@ const (
 	offNR    = 0                 // struct seccomp_data: nr
 	offArch  = 4                 //                      arch
 	offArgs  = 16                //                      args[6], 8 bytes each
-	anyPid   = ^uint32(0)        // in a rule: no check of that argument
+	anyValue = ^uint32(0)        // in a rule: no check of that argument
 	self     = uint32(1<<32 - 2) // in a rule: the executor's pid
 )
 
@@ -73,7 +73,7 @@ var rules = []rule{
 	{nr: sysMovePages, args: [][]uint32{selfOrZero}},
 	{nr: sysMigratePages, args: [][]uint32{selfOrZero}},
 	{nr: sysGetRobustList, args: [][]uint32{selfOrZero}},
-	{nr: sysPerfEventOpen, args: [][]uint32{{anyPid}, selfOrZero}},
+	{nr: sysPerfEventOpen, args: [][]uint32{{anyValue}, selfOrZero}},
 	// Refused: a thread id the filter cannot tell from another process's
 	// pid (tkill; Node uses tgkill), a pidfd of any process (one opened as
 	// /proc/<pid>), tracing, and leaving its own process group.
@@ -115,7 +115,7 @@ func filter(pid int) []sockFilter {
 func ruleBody(r rule, pid uint32) []sockFilter {
 	var b []sockFilter
 	for i, values := range r.args {
-		if len(values) == 1 && values[0] == anyPid {
+		if len(values) == 1 && values[0] == anyValue {
 			continue
 		}
 		b = append(b, sockFilter{code: bpfLdAbsW, k: offArgs + 8*uint32(i)}) // low half, little-endian

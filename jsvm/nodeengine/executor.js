@@ -211,11 +211,14 @@ function unqueue(id) {
   return true;
 }
 
-// startQueued starts the next queued render, from setImmediate after an
-// answer: the finished render's promise jobs and ticks have run by then,
-// as they have when the next render's frame comes through the event loop.
+// finishing is the render whose answer waits for its leftover work to
+// drain (Render.answer): no other render starts meanwhile.
+let finishing = null;
+
+// startQueued starts the next queued render once the last one's answer
+// went out (its promise jobs and ticks have drained by then).
 function startQueued() {
-  if (current || queued.length === 0) return;
+  if (current || finishing || queued.length === 0) return;
   const q = queued.shift();
   startRender(q.h, q.code);
   for (const f of q.after) toRender(f.h, f.code);
@@ -265,7 +268,7 @@ function dispatch(h, body) {
       // startQueued (the poll phase after an answer from a timer) finds
       // none current but others waiting: it waits behind them, and the
       // startQueued that answer scheduled starts the first.
-      if (current || queued.length > 0) queued.push({ h, code, after: [] });
+      if (current || finishing || queued.length > 0) queued.push({ h, code, after: [] });
       else startRender(h, code);
       return;
     }
@@ -950,12 +953,28 @@ class Render {
     }
     current = null;
     input.ref();
+    // The promise jobs, ticks and microtasks still queued are the render's
+    // own work: the answer goes out once they have drained, from the next
+    // immediate (Node runs one only when both queues are empty). Work that
+    // never drains keeps the answer until gorender kills the process at
+    // the render's deadline, answering this render, not the next one.
+    finishing = this;
+    this.answered = a;
+    setImmediate(() => this.sendAnswer());
+  }
+
+  sendAnswer() {
+    // Timers the drained work set belong to this render too.
+    clearAllTimers();
+    finishing = null;
+    const a = this.answered;
+    this.answered = null;
     const body = a.body;
     delete a.body;
     a.t = 'done';
     a.r = this.id;
     send(a, body);
-    if (queued.length > 0) setImmediate(startQueued);
+    startQueued();
   }
 }
 

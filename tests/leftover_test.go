@@ -1,0 +1,52 @@
+package tests
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestLeftoverJobsBelongToTheirRender: promise jobs, ticks and microtasks a
+// render leaves queued when its completion value is ready are its own work,
+// under its own deadline. A render that leaves an endless one behind times
+// out itself (on every engine, with the same answer); the next render, of
+// another bundle on the same (only) process, is served its own HTML; the
+// log blames the bundle whose render timed out and no other.
+func TestLeftoverJobsBelongToTheirRender(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{
+		"RENDERER_SUPPORT_MODULES": "true",
+		"RENDERER_WORKERS_COUNT":   "1",
+		"RENDERER_RENDER_TIMEOUT":  "2s",
+	})
+	h2 := transports[0]
+	victim, attacker := newID("s"), newID("s")
+	s.upload(t, map[string]string{
+		victim:   `globalThis.renderPage = (p) => '<div class="v">' + p.secret + '</div>';`,
+		attacker: `globalThis.__req = require;`,
+	}, nil)
+	const page = `renderPage({secret: "CARD-4111"})`
+	s.render(t, h2, victim, page).want(t, h2, http.StatusOK, `<div class="v">CARD-4111</div>`)
+	s.render(t, h2, attacker, `typeof __req`).want(t, h2, http.StatusOK, "function")
+
+	for _, c := range []struct{ name, code string }{
+		{"promise job", `Promise.resolve().then(() => { for (;;) {} }); "attacker ok"`},
+		{"promise chain", `(function again() { return Promise.resolve().then(again); })(); "attacker ok"`},
+		{"nextTick chain", `(function again() { __req('process').nextTick(again); })(); "attacker ok"`},
+		{"queueMicrotask chain", `(function again() { queueMicrotask(again); })(); "attacker ok"`},
+	} {
+		before := len(s.stderr.String())
+		s.render(t, h2, attacker, c.code).want(t, h2, http.StatusBadRequest,
+			"Render timed out after 2s: the rendering request was interrupted and its JavaScript runtime replaced.")
+		s.render(t, h2, victim, page).want(t, h2, http.StatusOK, `<div class="v">CARD-4111</div>`)
+		var blamed []string
+		for _, line := range strings.Split(s.stderr.String()[before:], "\n") {
+			if strings.Contains(line, "render timed out") {
+				blamed = append(blamed, line)
+			}
+		}
+		if len(blamed) != 1 || !strings.Contains(blamed[0], attacker) {
+			t.Errorf("%s: the log's timeouts are %q, want one, of bundle %s", c.name, blamed, attacker)
+		}
+	}
+}

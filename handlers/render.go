@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -201,7 +202,14 @@ func (h *Handlers) renderFailure(ctx context.Context, r *http.Request, entry str
 		outcome := "js_error"
 		if renderErr.Kind == jsvm.KindTimeout {
 			outcome = "timeout"
-			h.Logger.WarnContext(ctx, "render timed out", "bundle", entry, "duration", time.Since(started))
+			// A render whose runtime was lost (a Node.js process that
+			// crashed) is answered like a timeout; the log says what the
+			// answer says.
+			msg := "render timed out"
+			if !strings.HasPrefix(renderErr.Text, "Render timed out") {
+				msg = "render failed: its runtime was lost"
+			}
+			h.Logger.WarnContext(ctx, msg, "bundle", entry, "duration", time.Since(started), "answer", firstLine(renderErr.Text))
 		}
 		h.observeRender(ctx, outcome, started)
 		return textReply(http.StatusBadRequest, renderErr.Text), true

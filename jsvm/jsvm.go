@@ -124,6 +124,10 @@ type NodeOptions struct {
 	// parsed source maps for getStackTrace (RENDERER_SOURCE_MAP_CACHE_SIZE;
 	// 0: getStackTrace is not mapped), each an equal share.
 	SourceMapLimit int64
+	// MaxResult bounds a buffered render's result in bytes
+	// (RENDERER_MAX_RESULT_SIZE): a longer one is read off the process's
+	// pipe and dropped as it arrives, never held whole. 0: 1 GiB.
+	MaxResult int64
 }
 
 // DefaultNodeLoadTimeout is NodeOptions.LoadTimeout when it is 0.

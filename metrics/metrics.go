@@ -291,7 +291,7 @@ func (m *Metrics) EngineProcesses(sample func() ([]ProcessSample, map[string]uin
 		rss: prometheus.NewDesc("gorender_engine_process_resident_bytes",
 			"Resident memory of each engine process (node engine), by process slot.", []string{"process"}, nil),
 		restarts: prometheus.NewDesc("gorender_engine_process_restarts_total",
-			"Engine processes replaced (node engine), by reason: deadline, unresponsive, crash, oom, recycled, protocol, load_deadline, start.", []string{"reason"}, nil),
+			"Engine processes replaced (node engine), by reason: deadline, unresponsive, crash, oom, recycled, protocol, bundle_fault, load_deadline, start.", []string{"reason"}, nil),
 		sample: sample,
 	})
 }

@@ -100,6 +100,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 			RestartInterval: cfg.RecycleInterval,
 			RestartDelay:    cfg.RecycleDelay,
 			SourceMapLimit:  sourceMapLimit,
+			MaxResult:       int64(cfg.MaxResultSize),
 		},
 		Logger:   logger,
 		MapStack: maps.Rewrite,

@@ -56,6 +56,9 @@ type config struct {
 	// SourceMapLimit is the memory for parsed source maps of getStackTrace,
 	// shared equally by the processes (0: not mapped).
 	SourceMapLimit int64
+	// MaxResult bounds a result's bytes: a longer one is dropped as it
+	// arrives and answered as too large (0: maxFrameBody).
+	MaxResult int64
 	// The environment, as for the other engines.
 	StubTimers, SupportModules, ReplayAsyncLogs bool
 	// ConsoleMaxLines and ConsoleMaxBytes bound a render's console history
@@ -65,6 +68,14 @@ type config struct {
 	// RENDERER_PASSWORD).
 	Environ []string
 	Logger  *slog.Logger
+}
+
+// resultLimit is the bound of a result's bytes (frameReader).
+func (e *Engine) resultLimit() int64 {
+	if e.cfg.MaxResult > 0 {
+		return e.cfg.MaxResult
+	}
+	return maxFrameBody
 }
 
 // realTimers is the timer rule every engine follows (jsvm.Options.RealTimers).
@@ -126,6 +137,7 @@ func New(opts jsvm.Options) (*Engine, error) {
 		RestartInterval:      opts.Node.RestartInterval,
 		RestartDelay:         opts.Node.RestartDelay,
 		SourceMapLimit:       opts.Node.SourceMapLimit,
+		MaxResult:            opts.Node.MaxResult,
 		StubTimers:           opts.StubTimers,
 		SupportModules:       opts.SupportModules,
 		ReplayAsyncLogs:      opts.ReplayAsyncLogs,

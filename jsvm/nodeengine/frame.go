@@ -114,14 +114,29 @@ type hostEntry struct {
 type frame struct {
 	h    header
 	body []byte
+	// dropped is the size of a result (a done frame of kind body) longer
+	// than the engine's bound, read and thrown away: body is empty.
+	dropped int64
 }
 
-// Bounds of what an executor may send: a header is small; a body is at
-// most maxFrameBody (a rendered page, a stream chunk). Anything past them is
-// a protocol error, not an allocation.
+// Bounds of what an executor may send, so that gorender allocates nothing
+// an executor chose the size of:
+//   - a header is small (maxFrameHeader);
+//   - a result (done, kind body) is at most the configured bound
+//     (RENDERER_MAX_RESULT_SIZE; unset: maxFrameBody): one longer is read
+//     and dropped as it arrives, and answered as too large;
+//   - a stream chunk of any size is read in pieces of at most chunkPiece,
+//     each handed to its render as a chunk of its own (the bytes on the
+//     wire are the same);
+//   - an error (maxErrorBody): env.js clips a message and a stack to
+//     2 × jsvm.MaxErrorTextLength characters each, a few hundred KB as JSON.
+//
+// Anything past them is a protocol error, not an allocation.
 const (
 	maxFrameHeader = 1 << 20
 	maxFrameBody   = 1 << 30
+	maxErrorBody   = 4 << 20
+	chunkPiece     = 256 << 10
 )
 
 // frameJSON encodes and decodes frame headers and error bodies: sonic, the
@@ -146,9 +161,24 @@ func frameHead(h *header, bodyLen int) ([]byte, error) {
 	return buf, nil
 }
 
-// readFrame reads one frame. io.EOF means the executor closed its end
-// between frames; anything malformed is errProtocol.
-func readFrame(r *bufio.Reader) (frame, error) {
+// frameReader reads an executor's frames off its answer pipe.
+type frameReader struct {
+	r *bufio.Reader
+	// maxResult bounds a result's bytes (0: maxFrameBody).
+	maxResult int64
+	// pieceOf and pieceLeft are the render and the bytes left of a stream
+	// chunk being read in pieces.
+	pieceOf   uint64
+	pieceLeft uint32
+}
+
+// next reads one frame. io.EOF means the executor closed its end between
+// frames; anything malformed is errProtocol.
+func (fr *frameReader) next() (frame, error) {
+	r := fr.r
+	if fr.pieceLeft > 0 {
+		return fr.piece(frame{h: header{T: "chunk", R: fr.pieceOf}})
+	}
 	pre, err := r.Peek(8)
 	if err != nil {
 		if errors.Is(err, io.EOF) && len(pre) > 0 {
@@ -161,9 +191,6 @@ func readFrame(r *bufio.Reader) (frame, error) {
 	_, _ = r.Discard(8) // peeked: there
 	if hlen == 0 || hlen > maxFrameHeader {
 		return frame{}, fmt.Errorf("%w: header of %d bytes", errProtocol, hlen)
-	}
-	if blen > maxFrameBody {
-		return frame{}, fmt.Errorf("%w: body of %d bytes", errProtocol, blen)
 	}
 	// A header that fits the reader's buffer is read in place (decoding
 	// copies what it keeps).
@@ -189,12 +216,43 @@ func readFrame(r *bufio.Reader) (frame, error) {
 	if f.h.T == "" {
 		return frame{}, fmt.Errorf("%w: header %.200q has no type", errProtocol, hb)
 	}
-	if blen > 0 {
-		f.body = make([]byte, blen)
-		if _, err := io.ReadFull(r, f.body); err != nil {
-			return frame{}, fmt.Errorf("%w: the stream ended inside a %s frame's body: %v", errProtocol, f.h.T, err)
-		}
+	if blen == 0 {
+		return f, nil
 	}
+	switch {
+	case f.h.T == "chunk":
+		fr.pieceOf, fr.pieceLeft = f.h.R, blen
+		return fr.piece(f)
+	case f.h.T == "done" && f.h.Kind == "body":
+		limit := int64(maxFrameBody)
+		if fr.maxResult > 0 {
+			limit = fr.maxResult
+		}
+		if int64(blen) > limit {
+			if _, err := r.Discard(int(blen)); err != nil {
+				return frame{}, fmt.Errorf("%w: the stream ended inside a %s frame's body: %v", errProtocol, f.h.T, err)
+			}
+			f.dropped = int64(blen)
+			return f, nil
+		}
+	case blen > maxErrorBody:
+		return frame{}, fmt.Errorf("%w: %s frame with a body of %d bytes", errProtocol, f.h.T, blen)
+	}
+	f.body = make([]byte, blen)
+	if _, err := io.ReadFull(r, f.body); err != nil {
+		return frame{}, fmt.Errorf("%w: the stream ended inside a %s frame's body: %v", errProtocol, f.h.T, err)
+	}
+	return f, nil
+}
+
+// piece reads the next piece of the stream chunk in progress into f.
+func (fr *frameReader) piece(f frame) (frame, error) {
+	n := min(fr.pieceLeft, chunkPiece)
+	f.body = make([]byte, n)
+	if _, err := io.ReadFull(fr.r, f.body); err != nil {
+		return frame{}, fmt.Errorf("%w: the stream ended inside a chunk frame's body: %v", errProtocol, err)
+	}
+	fr.pieceLeft -= n
 	return f, nil
 }
 

@@ -44,9 +44,9 @@ func TestFrameRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := bufio.NewReader(&buf)
+	r := &frameReader{r: bufio.NewReader(&buf)}
 	for _, want := range frames {
-		got, err := readFrame(r)
+		got, err := r.next()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestFrameRoundTrip(t *testing.T) {
 			t.Fatalf("got %+v (%d bytes), want %+v", got.h, len(got.body), want.h)
 		}
 	}
-	if _, err := readFrame(r); !errors.Is(err, io.EOF) {
+	if _, err := r.next(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the last frame: %v, want io.EOF", err)
 	}
 }
@@ -72,9 +72,9 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add([]byte{2, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, '{', '}'})
 	f.Add([]byte{2, 0, 0, 0, 0, 0, 0, 0, '{', '}'})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := bufio.NewReader(bytes.NewReader(data))
+		r := &frameReader{r: bufio.NewReader(bytes.NewReader(data)), maxResult: 1 << 10}
 		for {
-			fr, err := readFrame(r)
+			fr, err := r.next()
 			if err != nil {
 				if !errors.Is(err, io.EOF) && !errors.Is(err, errProtocol) {
 					t.Fatalf("error neither EOF nor protocol: %v", err)
@@ -103,10 +103,58 @@ func TestReadFrameBounds(t *testing.T) {
 		var pre [8]byte
 		binary.LittleEndian.PutUint32(pre[0:4], tc.hlen)
 		binary.LittleEndian.PutUint32(pre[4:8], tc.blen)
-		_, err := readFrame(bufio.NewReader(bytes.NewReader(pre[:])))
+		_, err := (&frameReader{r: bufio.NewReader(bytes.NewReader(pre[:]))}).next()
 		if !errors.Is(err, errProtocol) {
 			t.Errorf("%s: %v, want a protocol error", tc.name, err)
 		}
+	}
+}
+
+// TestReadFrameSizes: what an executor chooses the size of is not what
+// gorender allocates. A stream chunk arrives in pieces of at most
+// chunkPiece, whole once joined; a result past the bound is read and
+// dropped, its size kept; an error body past maxErrorBody is a protocol
+// error.
+func TestReadFrameSizes(t *testing.T) {
+	var buf bytes.Buffer
+	chunk := bytes.Repeat([]byte("0123456789"), chunkPiece/4)
+	result := bytes.Repeat([]byte("r"), 5000)
+	for _, f := range []struct {
+		h    header
+		body []byte
+	}{
+		{header{T: "chunk", R: 3}, chunk},
+		{header{T: "done", R: 3, Kind: "body"}, result},
+		{header{T: "done", R: 4, Kind: "body"}, result[:4096]},
+		{header{T: "done", R: 5, Kind: "js"}, make([]byte, maxErrorBody+1)},
+	} {
+		if err := writeFrame(&buf, &f.h, f.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &frameReader{r: bufio.NewReader(&buf), maxResult: 4096}
+	var joined []byte
+	for len(joined) < len(chunk) {
+		f, err := r.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.h.T != "chunk" || f.h.R != 3 || len(f.body) == 0 || len(f.body) > chunkPiece {
+			t.Fatalf("got a %q frame of render %d, %d bytes; want a chunk of render 3, at most %d bytes", f.h.T, f.h.R, len(f.body), chunkPiece)
+		}
+		joined = append(joined, f.body...)
+	}
+	if !bytes.Equal(joined, chunk) {
+		t.Fatal("the pieces do not join into the chunk")
+	}
+	if f, err := r.next(); err != nil || f.h.R != 3 || f.dropped != int64(len(result)) || len(f.body) != 0 {
+		t.Fatalf("the result over the bound: render %d, dropped %d, body %d bytes, err %v; want render 3, dropped %d, no body", f.h.R, f.dropped, len(f.body), err, len(result))
+	}
+	if f, err := r.next(); err != nil || f.h.R != 4 || f.dropped != 0 || len(f.body) != 4096 {
+		t.Fatalf("the result at the bound: render %d, dropped %d, body %d bytes, err %v; want render 4 whole", f.h.R, f.dropped, len(f.body), err)
+	}
+	if _, err := r.next(); !errors.Is(err, errProtocol) {
+		t.Fatalf("an error body of %d bytes: %v, want a protocol error", maxErrorBody+1, err)
 	}
 }
 
@@ -150,7 +198,7 @@ func TestWritePartsThroughAPipe(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	f, err := readFrame(bufio.NewReader(&got))
+	f, err := (&frameReader{r: bufio.NewReader(&got)}).next()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -347,8 +347,9 @@ func TestCrashMidStream(t *testing.T) {
 
 // TestMalformedFrames: an executor that writes what is not a frame (here:
 // bundle code that escaped its context and wrote to gorender's pipe) is a
-// protocol error: logged as a bug, its render answered at once (no hang),
-// its process replaced.
+// protocol error, the bundle's once its code ran in the process: logged
+// and answered naming it (not as gorender's bug), its render answered at
+// once (no hang), its process replaced and counted as bundle_fault.
 func TestMalformedFrames(t *testing.T) {
 	for _, tc := range []struct{ name, bytes string }{
 		{"garbage", `'\x05\x00\x00\x00\x00\x00\x00\x00not json'`},
@@ -365,18 +366,18 @@ func TestMalformedFrames(t *testing.T) {
 			started := time.Now()
 			_, err := eval(t, rt, "b", code)
 			re := renderErr(t, err)
-			if re.Kind != jsvm.KindTimeout || re.Text != protocolText {
-				t.Fatalf("answer %v %q", re.Kind, re.Text)
+			if want := fmt.Sprintf(bundleFaultText, "b"); re.Kind != jsvm.KindTimeout || re.Text != want {
+				t.Fatalf("answer %v %q, want %q", re.Kind, re.Text, want)
 			}
 			if d := time.Since(started); d > 5*time.Second {
 				t.Errorf("answered after %s", d)
 			}
-			if !strings.Contains(logs.String(), "a gorender bug") {
-				t.Errorf("no bug log line:\n%s", logs)
+			if !strings.Contains(logs.String(), "after bundle code ran in it") || strings.Contains(logs.String(), "gorender bug") {
+				t.Errorf("no log line of the bundle's fault, or one of a bug:\n%s", logs)
 			}
 			running(t, e, 1)
-			if got := e.ProcessRestarts()[reasonProtocol]; got != 1 {
-				t.Errorf("restarts for protocol = %d, want 1 (all: %v)", got, e.ProcessRestarts())
+			if got := e.ProcessRestarts()[reasonBundleFault]; got != 1 {
+				t.Errorf("restarts for bundle_fault = %d, want 1 (all: %v)", got, e.ProcessRestarts())
 			}
 		})
 	}

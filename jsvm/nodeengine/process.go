@@ -52,6 +52,9 @@ type proc struct {
 
 	// fault is the protocol error the process committed, if any.
 	fault atomic.Pointer[error]
+	// lastBundle is the bundle whose code the process was sent last (a
+	// load or a render's entry): once one ran, a fault may be its doing.
+	lastBundle atomic.Pointer[string]
 
 	// exited is closed once the process is reaped; state is then set.
 	exited chan struct{}
@@ -123,7 +126,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 	p.pid = cmd.Process.Pid
 	p.started = time.Now()
 	p.stderr.setPID(p.pid)
-	go p.read(outR, e.log)
+	go p.read(outR, e.log, e.cfg.MaxResult)
 	go func() {
 		_ = cmd.Wait()
 		p.state = cmd.ProcessState
@@ -170,8 +173,9 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 	return p, nil
 }
 
-// read turns the child's output pipe into frames until it ends.
-func (p *proc) read(out *os.File, log *slog.Logger) {
+// read turns the child's output pipe into frames until it ends; a result
+// past maxResult bytes is dropped as it arrives (frameReader).
+func (p *proc) read(out *os.File, log *slog.Logger, maxResult int64) {
 	defer close(p.readDone)
 	defer out.Close()
 	pr, err := newPipeReader(out)
@@ -182,16 +186,13 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 		close(p.frames)
 		return
 	}
-	r := bufio.NewReaderSize(pr, 64<<10)
+	r := &frameReader{r: bufio.NewReaderSize(pr, 64<<10), maxResult: maxResult}
 	var last *ticket
 	for {
-		f, err := readFrame(r)
+		f, err := r.next()
 		if err != nil {
 			if errors.Is(err, errProtocol) {
-				fault := err // its own variable: err stays off the heap
-				p.fault.CompareAndSwap(nil, &fault)
-				log.Error("node executor sent a malformed frame: a gorender bug; the process is replaced", "node_process", p.slot, "pid", p.pid, "err", err)
-				p.kill(reasonProtocol)
+				p.breach(log, fmt.Errorf("a malformed frame: %w", err))
 			}
 			p.endOutput()
 			close(p.frames)
@@ -209,7 +210,7 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 					last = nil
 				}
 			}
-			if t != nil {
+			if t != nil && t.admit(int64(len(f.body)), p.gone) {
 				fp := routedFrames.Get().(*frame)
 				*fp = f
 				select {
@@ -228,10 +229,28 @@ func (p *proc) read(out *os.File, log *slog.Logger) {
 	}
 }
 
+// breach replaces a process that broke the executor protocol. Once bundle
+// code has run in it, that code may have taken the executor over (vm is no
+// boundary): the fault is counted and logged against the bundle whose code
+// ran last (reasonBundleFault), not as gorender's bug (reasonProtocol).
+func (p *proc) breach(log *slog.Logger, err error) {
+	p.fault.CompareAndSwap(nil, &err)
+	if b := p.lastBundle.Load(); b != nil {
+		log.Warn("node process broke the executor protocol after bundle code ran in it: the bundle's fault; the process is replaced",
+			"node_process", p.slot, "pid", p.pid, "bundle", *b, "err", err)
+		p.kill(reasonBundleFault)
+		return
+	}
+	log.Error("node executor broke the protocol before any bundle ran in it: a gorender bug; the process is replaced",
+		"node_process", p.slot, "pid", p.pid, "err", err)
+	p.kill(reasonProtocol)
+}
+
 // ticket is a render sent to a process: where its frames go, and whether
 // the process may have started it.
 type ticket struct {
-	id uint64
+	id     uint64
+	bundle string // the entry bundle's id
 	// frames are the render's frames (take each); closed when the
 	// process's output ends. By pointer: a frame's header is the union of
 	// every frame type's fields (about 300 bytes), and the channel is made
@@ -249,6 +268,37 @@ type ticket struct {
 	// process's rmu) says it was asked, or that it may not be any more.
 	move   chan struct{}
 	moving bool
+	// held is the bytes of the frames handed to the render and not yet
+	// taken; the reader waits while they are over renderBuffer (admit),
+	// and taken wakes it.
+	held  atomic.Int64
+	taken chan struct{}
+}
+
+// renderBuffer bounds the bytes gorender holds of a render's frames before
+// the render takes them (a stream's chunks, when its client reads slower
+// than the executor writes): past it the reader waits, the answer pipe
+// fills and the executor's next write waits for it, as a stream on goja
+// or quickjs waits in its write to the client. A frame is let through
+// whole when nothing else is held: what a render holds is at most
+// renderBuffer plus one frame (a chunk's piece, or the result).
+const renderBuffer = 1 << 20
+
+// admit waits until a frame of n bytes may be handed to the render; false
+// if the process is gone meanwhile (the frame is nobody's).
+func (t *ticket) admit(n int64, gone <-chan struct{}) bool {
+	for {
+		if h := t.held.Load(); h == 0 || h+n <= renderBuffer {
+			break
+		}
+		select {
+		case <-t.taken:
+		case <-gone:
+			return false
+		}
+	}
+	t.held.Add(n)
+	return true
 }
 
 // routedFrames are the frames the reader hands to renders, recycled: a
@@ -256,10 +306,17 @@ type ticket struct {
 var routedFrames = sync.Pool{New: func() any { return new(frame) }}
 
 // take is what a render received, its frame given back for the next.
-func take(fp *frame) frame {
+func (t *ticket) take(fp *frame) frame {
 	f := *fp
 	*fp = frame{}
 	routedFrames.Put(fp)
+	if n := len(f.body); n > 0 {
+		t.held.Add(-int64(n))
+		select {
+		case t.taken <- struct{}{}:
+		default:
+		}
+	}
 	return f
 }
 
@@ -270,7 +327,7 @@ func newTicket(id uint64, many bool) *ticket {
 	if many {
 		n = 64
 	}
-	return &ticket{id: id, frames: make(chan *frame, n), started: make(chan struct{}), move: make(chan struct{}, 1)}
+	return &ticket{id: id, frames: make(chan *frame, n), started: make(chan struct{}), move: make(chan struct{}, 1), taken: make(chan struct{}, 1)}
 }
 
 // hasStarted reports whether the process may be running t.
@@ -338,6 +395,7 @@ func (p *proc) sendRender(t *ticket, h *header, body string) error {
 	}
 	t.sentAt = time.Now()
 	p.sent = append(p.sent, t)
+	p.lastBundle.Store(&t.bundle)
 	p.rmu.Unlock()
 	// A write error means the process is going (its input closed or
 	// broken): the ticket is closed with the others when its output ends.
@@ -372,6 +430,10 @@ func (p *proc) send(h *header, body string) error {
 	if err != nil {
 		return err
 	}
+	if h.T == "load" {
+		name := h.Name
+		p.lastBundle.Store(&name)
+	}
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	if err := writeParts(p.in, head, body); err != nil {
@@ -385,7 +447,8 @@ func (p *proc) send(h *header, body string) error {
 const (
 	reasonDeadline     = "deadline"      // its render passed the render deadline
 	reasonUnresponsive = "unresponsive"  // it did not stop a render when asked, or its pipes broke
-	reasonProtocol     = "protocol"      // it broke the executor protocol (a bug)
+	reasonProtocol     = "protocol"      // it broke the executor protocol before any bundle ran in it (a bug)
+	reasonBundleFault  = "bundle_fault"  // it broke the protocol after bundle code ran in it (breach)
 	reasonLoadDeadline = "load_deadline" // a bundle took too long to evaluate
 	reasonRecycled     = "recycled"      // it ran RENDERER_MAX_RENDERS_PER_RUNTIME renders
 	reasonStart        = "start"         // it did not start
@@ -396,7 +459,7 @@ const (
 
 // restartReasons are the reasons gorender_engine_process_restarts_total
 // counts (not shutdown).
-var restartReasons = []string{reasonDeadline, reasonUnresponsive, reasonProtocol, reasonLoadDeadline, reasonRecycled, reasonStart, reasonCrash, reasonOOM}
+var restartReasons = []string{reasonDeadline, reasonUnresponsive, reasonProtocol, reasonBundleFault, reasonLoadDeadline, reasonRecycled, reasonStart, reasonCrash, reasonOOM}
 
 // kill ends the process at once (SIGKILL to its process group) and marks it
 // dead; the first reason given is kept.
@@ -438,7 +501,10 @@ func (p *proc) death() *deathError {
 	switch tail := p.stderr.tail(); {
 	case p.fault.Load() != nil:
 		d.kind, d.detail = deathProtocol, (*p.fault.Load()).Error()
-	case outOfMemory(tail):
+		if b := p.lastBundle.Load(); b != nil {
+			d.bundle = *b
+		}
+	case p.outOfMemory():
 		d.kind = deathOOM
 	case p.stopReason.Load() != nil:
 		d.kind, d.detail = deathKilled, *p.stopReason.Load()
@@ -465,6 +531,9 @@ type deathError struct {
 	pid    int
 	kind   deathKind
 	detail string
+	// bundle is, for a protocol breach, the bundle whose code ran last in
+	// the process ("" if none had: gorender's bug).
+	bundle string
 }
 
 func (d *deathError) Error() string {
@@ -503,24 +572,34 @@ func lastLine(s string) string {
 // exitReason says why an exited process ended: gorender's reason, else
 // what it died of.
 func (p *proc) exitReason() string {
-	if p.fault.Load() != nil {
-		return reasonProtocol
-	}
 	if r := p.stopReason.Load(); r != nil {
 		return *r
 	}
-	if outOfMemory(p.stderr.tail()) {
+	if p.outOfMemory() {
 		return reasonOOM
 	}
 	return reasonCrash
 }
 
-// outOfMemory reports whether a process's last words say it ran out of
-// memory: its V8 heap limit, or its data segment limit (V8's heap could not
-// grow, or a native allocation failed).
-func outOfMemory(stderr string) bool {
+// outOfMemory reports whether the process died of running out of memory:
+// its V8 heap limit, or its data segment limit (V8's heap could not grow,
+// or a native allocation failed). Each of these ends in V8's or the C++
+// runtime's fatal handler, which prints its report and aborts: the process
+// must have died of SIGABRT with the report in its last output. Text a
+// bundle printed does not decide it alone: printed, then any other death
+// (an exit, another signal) is a crash. (A process a bundle took over can
+// still print the report and abort itself; it died by its own hand then,
+// and is counted as an OOM of that bundle's making.)
+func (p *proc) outOfMemory() bool {
+	if p.state == nil {
+		return false
+	}
+	if ws, ok := p.state.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGABRT {
+		return false
+	}
+	tail := p.stderr.tail()
 	for _, s := range []string{"JavaScript heap out of memory", "Reached heap limit", "Fatal process out of memory", "std::bad_alloc"} {
-		if strings.Contains(stderr, s) {
+		if strings.Contains(tail, s) {
 			return true
 		}
 	}
@@ -545,8 +624,8 @@ func (p *proc) rss() int64 {
 }
 
 // tailWriter takes a child's stdout and stderr: each line goes to the log
-// (Node's own messages: a fatal error, a crash report), and the last bytes
-// are kept to tell an out-of-memory death from another.
+// (Node's own messages: a fatal error, a crash report), within a rate, and
+// the last bytes are kept to tell an out-of-memory death from another.
 type tailWriter struct {
 	log  *slog.Logger
 	max  int
@@ -554,6 +633,12 @@ type tailWriter struct {
 	pid  int
 	line []byte
 	last []byte
+
+	// The rate (logLines, logBytes per logWindow): what passes it is
+	// counted, and summarised in one line at the window's end.
+	windowStart                time.Time
+	lines, bytes               int
+	droppedLines, droppedBytes int64
 }
 
 func newTailWriter(log *slog.Logger, max int) *tailWriter {
@@ -568,6 +653,15 @@ func (w *tailWriter) setPID(pid int) {
 
 // maxLogLine bounds one logged line of a child's output.
 const maxLogLine = 4 << 10
+
+// What one process's output may cost the log: Node's own messages are a
+// few lines; a bundle that took the process over may print megabytes,
+// which must not become a million log lines that outlive its render.
+const (
+	logWindow = time.Second
+	logLines  = 20
+	logBytes  = 16 << 10
+)
 
 func (w *tailWriter) Write(b []byte) (int, error) {
 	w.mu.Lock()
@@ -588,13 +682,46 @@ func (w *tailWriter) Write(b []byte) (int, error) {
 		if len(w.line) < maxLogLine {
 			w.line = append(w.line, rest[:min(i, maxLogLine-len(w.line))]...)
 		}
-		if line := strings.TrimRight(string(w.line), "\r"); line != "" {
-			w.log.Warn("node process output", "pid", w.pid, "line", line)
+		if line := bytes.TrimRight(w.line, "\r"); len(line) > 0 {
+			w.emit(line)
 		}
 		w.line = w.line[:0]
 		rest = rest[i+1:]
 	}
 	return len(b), nil
+}
+
+// emit logs a line within the rate, else counts it; the first line dropped
+// in a window arms the summary for the window's end.
+func (w *tailWriter) emit(line []byte) {
+	now := time.Now()
+	if now.Sub(w.windowStart) >= logWindow {
+		w.windowStart, w.lines, w.bytes = now, 0, 0
+	}
+	if w.lines >= logLines || w.bytes+len(line) > logBytes {
+		if w.droppedLines == 0 {
+			time.AfterFunc(logWindow-now.Sub(w.windowStart), w.summarise)
+		}
+		w.droppedLines++
+		w.droppedBytes += int64(len(line))
+		return
+	}
+	w.lines++
+	w.bytes += len(line)
+	w.log.Warn("node process output", "pid", w.pid, "line", string(line))
+}
+
+// summarise logs what the rate dropped since the last summary.
+func (w *tailWriter) summarise() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.droppedLines == 0 {
+		return
+	}
+	w.log.Warn("node process output dropped: more than the log takes from one process",
+		"pid", w.pid, "lines", w.droppedLines, "bytes", w.droppedBytes,
+		"rate", fmt.Sprintf("%d lines or %d bytes per %s", logLines, logBytes, logWindow))
+	w.droppedLines, w.droppedBytes = 0, 0
 }
 
 func (w *tailWriter) tail() string {

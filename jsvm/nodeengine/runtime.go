@@ -257,6 +257,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 
 	rn.id = r.eng.nextRender.Add(1)
 	t := newTicket(rn.id, req.Sink != nil || req.Updates != nil)
+	t.bundle = r.prg.name
 	rn.t = t
 	h := &header{T: "render", R: rn.id, B: r.prg.key, Set: set, Sink: req.Sink != nil, Updates: req.Updates != nil, Host: rn.hostEntries()}
 	// Counted before it is sent: a render that comes for p once this one
@@ -388,7 +389,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 				}
 				return rn.lost()
 			}
-			f := take(fp)
+			f := t.take(fp)
 			if f.h.T == "done" && f.h.Kind == "withdrawn" {
 				if !withdrawing {
 					return rn.protocolError(fmt.Errorf("%w: render %d withdrawn unasked", errProtocol, rn.id))
@@ -544,7 +545,7 @@ func (rn *render) finishLater(deadline time.Time) {
 				startedC = nil
 				arm()
 			case fp, ok := <-t.frames:
-				if !ok || take(fp).h.T == "done" {
+				if !ok || t.take(fp).h.T == "done" {
 					return
 				}
 			case <-timerC:
@@ -596,7 +597,10 @@ func (rn *render) answer(f frame) (jsvm.Result, error) {
 	code := rn.code
 	switch f.h.Kind {
 	case "body":
-		// The body was allocated for this frame alone (readFrame) and
+		if f.dropped > 0 {
+			return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.ResultTooLargeText(code, int(f.dropped), rn.rt.eng.resultLimit())}
+		}
+		// The body was allocated for this frame alone (frameReader) and
 		// nothing writes to it: the answer takes it without a copy (a
 		// large page's answer is megabytes).
 		return jsvm.Result{Body: unsafe.String(unsafe.SliceData(f.body), len(f.body))}, nil
@@ -622,12 +626,12 @@ func (rn *render) answer(f frame) (jsvm.Result, error) {
 	return rn.protocolError(fmt.Errorf("%w: done frame of unknown kind %q", errProtocol, f.h.Kind))
 }
 
-// protocolError answers a render whose executor broke the protocol: a bug,
-// logged as one; the process is killed and replaced.
+// protocolError answers a render whose executor broke the protocol; the
+// process is killed and replaced (proc.breach).
 func (rn *render) protocolError(err error) (jsvm.Result, error) {
 	rn.rt.eng.protocolFault(rn.p, err)
 	rn.rt.broken = true
-	return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: protocolText}
+	return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: rn.rt.eng.deathText(rn.p.death())}
 }
 
 // lost answers a render whose process died under it.
@@ -639,15 +643,18 @@ func (rn *render) lost() (jsvm.Result, error) {
 }
 
 // protocolFault replaces a process that sent a frame it should never have
-// sent: a bug, logged as one.
+// sent (proc.breach).
 func (e *Engine) protocolFault(p *proc, err error) {
-	e.log.Error("node executor broke the protocol: a gorender bug; the process is replaced", "node_process", p.slot, "pid", p.pid, "err", err)
-	p.fault.CompareAndSwap(nil, &err)
-	p.kill(reasonProtocol)
+	p.breach(e.log, err)
 }
 
-// Answers of renders whose process was lost, given like a timeout's.
-const protocolText = "Render failed: the Node.js process running it broke gorender's executor protocol (a gorender bug, logged) and was replaced."
+// Answers of renders whose process broke the executor protocol, given like
+// a timeout's: after bundle code ran in it (which can take the executor
+// over), or before (gorender's bug).
+const (
+	bundleFaultText = "Render failed: the Node.js process running it broke gorender's executor protocol after bundle code ran in it (bundle %s, logged) and was replaced."
+	protocolText    = "Render failed: the Node.js process running it broke gorender's executor protocol (a gorender bug, logged) and was replaced."
+)
 
 func (e *Engine) deathText(d *deathError) string {
 	switch d.kind {
@@ -658,6 +665,9 @@ func (e *Engine) deathText(d *deathError) string {
 		}
 		return fmt.Sprintf("Render failed: the Node.js process running it ran out of memory (%s) and was replaced.", limit)
 	case deathProtocol:
+		if d.bundle != "" {
+			return fmt.Sprintf(bundleFaultText, d.bundle)
+		}
 		return protocolText
 	case deathKilled:
 		return fmt.Sprintf("Render failed: the Node.js process running it was stopped (%s).", d.detail)

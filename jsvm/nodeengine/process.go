@@ -100,7 +100,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 	p := &proc{
 		slot:     slot,
 		in:       inW,
-		frames:   make(chan frame, 64),
+		frames:   make(chan frame, 4), // one load at a time: ready, then loaded or loadFailed
 		readDone: make(chan struct{}),
 		gone:     make(chan struct{}),
 		exited:   make(chan struct{}),
@@ -210,7 +210,7 @@ func (p *proc) read(out *os.File, log *slog.Logger, maxResult int64) {
 					last = nil
 				}
 			}
-			if t != nil && t.admit(int64(len(f.body)), p.gone) {
+			if t != nil && t.admit(f.cost(), p.gone) {
 				fp := routedFrames.Get().(*frame)
 				*fp = f
 				select {
@@ -305,13 +305,23 @@ func (t *ticket) admit(n int64, gone <-chan struct{}) bool {
 // stream's chunks come by the thousand.
 var routedFrames = sync.Pool{New: func() any { return new(frame) }}
 
+// cost is what a frame holds of gorender's memory that the executor chose
+// the size of: its body and a host call's arguments.
+func (f *frame) cost() int64 {
+	n := int64(len(f.body))
+	for _, a := range f.h.Args {
+		n += int64(len(a))
+	}
+	return n
+}
+
 // take is what a render received, its frame given back for the next.
 func (t *ticket) take(fp *frame) frame {
 	f := *fp
 	*fp = frame{}
 	routedFrames.Put(fp)
-	if n := len(f.body); n > 0 {
-		t.held.Add(-int64(n))
+	if n := f.cost(); n > 0 {
+		t.held.Add(-n)
 		select {
 		case t.taken <- struct{}{}:
 		default:

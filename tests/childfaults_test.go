@@ -29,7 +29,8 @@ func logSince(s *server, before int, sub string) []string {
 
 // TestNodeOutputFloodIsRateLimited: 5 MiB of one-character lines on a
 // process's stderr become at most a rate's worth of log lines and one
-// summary of what was dropped, not 2.6 million lines.
+// summary of what was dropped, naming the bundle whose code ran last, not
+// 2.6 million lines.
 func TestNodeOutputFloodIsRateLimited(t *testing.T) {
 	skipUnlessNode(t)
 	t.Parallel()
@@ -49,8 +50,8 @@ func TestNodeOutputFloodIsRateLimited(t *testing.T) {
 		t.Errorf("%d lines of the output logged, want some and at most 100", got)
 	}
 	summaries := logSince(s, before, "node process output dropped")
-	if len(summaries) == 0 || len(summaries) > 5 || !strings.Contains(summaries[0], `"lines":`) {
-		t.Errorf("summaries of the dropped output: %q, want one or a few, with the count", summaries)
+	if len(summaries) == 0 || len(summaries) > 5 || !strings.Contains(summaries[0], `"lines":`) || !strings.Contains(summaries[0], id) {
+		t.Errorf("summaries of the dropped output: %q, want one or a few, with the count and bundle %s", summaries, id)
 	}
 	if n := len(s.stderr.String()) - before; n > 64<<10 {
 		t.Errorf("the flood took %d bytes of log, want at most 64 KiB", n)

@@ -1116,11 +1116,12 @@ process.on('uncaughtException', (e) => {
     reportError(e);
     return;
   }
-  // Work a finished render left behind (an error event nobody listens to,
-  // say) belongs to no render: gorender logs it.
+  // Work a render left behind (an error event nobody listens to, say)
+  // after its answer was decided cannot change it: gorender logs it.
   const [message] = errorParts(e);
+  const when = finishing ? 'after render ' + finishing.id + ' was answered' : 'outside any render';
   try {
-    fs.writeSync(2, 'uncaught exception outside any render: ' + message + '\n');
+    fs.writeSync(2, 'uncaught exception ' + when + ': ' + message + '\n');
   } catch (x) {
     // stderr is gone.
   }

@@ -125,7 +125,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
 	p.started = time.Now()
-	p.stderr.setPID(p.pid)
+	p.stderr.setPID(p.pid, p.lastBundle.Load)
 	go p.read(outR, e.log, e.cfg.MaxResult)
 	go func() {
 		_ = cmd.Wait()
@@ -637,12 +637,13 @@ func (p *proc) rss() int64 {
 // (Node's own messages: a fatal error, a crash report), within a rate, and
 // the last bytes are kept to tell an out-of-memory death from another.
 type tailWriter struct {
-	log  *slog.Logger
-	max  int
-	mu   sync.Mutex
-	pid  int
-	line []byte
-	last []byte
+	log    *slog.Logger
+	max    int
+	mu     sync.Mutex
+	pid    int
+	bundle func() *string
+	line   []byte
+	last   []byte
 
 	// The rate (logLines, logBytes per logWindow): what passes it is
 	// counted, and summarised in one line at the window's end.
@@ -655,10 +656,23 @@ func newTailWriter(log *slog.Logger, max int) *tailWriter {
 	return &tailWriter{log: log, max: max}
 }
 
-func (w *tailWriter) setPID(pid int) {
+// setPID names the process in the log, and how to learn the bundle whose
+// code it ran last (what it prints once bundle code ran may be its).
+func (w *tailWriter) setPID(pid int, bundle func() *string) {
 	w.mu.Lock()
 	w.pid = pid
+	w.bundle = bundle
 	w.mu.Unlock()
+}
+
+// lastBundle is the bundle whose code the process ran last, "" if none.
+func (w *tailWriter) lastBundle() string {
+	if w.bundle != nil {
+		if b := w.bundle(); b != nil {
+			return *b
+		}
+	}
+	return ""
 }
 
 // maxLogLine bounds one logged line of a child's output.
@@ -718,7 +732,7 @@ func (w *tailWriter) emit(line []byte) {
 	}
 	w.lines++
 	w.bytes += len(line)
-	w.log.Warn("node process output", "pid", w.pid, "line", string(line))
+	w.log.Warn("node process output", "pid", w.pid, "last_bundle", w.lastBundle(), "line", string(line))
 }
 
 // summarise logs what the rate dropped since the last summary.
@@ -729,7 +743,7 @@ func (w *tailWriter) summarise() {
 		return
 	}
 	w.log.Warn("node process output dropped: more than the log takes from one process",
-		"pid", w.pid, "lines", w.droppedLines, "bytes", w.droppedBytes,
+		"pid", w.pid, "last_bundle", w.lastBundle(), "lines", w.droppedLines, "bytes", w.droppedBytes,
 		"rate", fmt.Sprintf("%d lines or %d bytes per %s", logLines, logBytes, logWindow))
 	w.droppedLines, w.droppedBytes = 0, 0
 }

@@ -638,7 +638,7 @@ func (rn *render) protocolError(err error) (jsvm.Result, error) {
 func (rn *render) lost() (jsvm.Result, error) {
 	rn.rt.broken = true
 	d := rn.p.death()
-	rn.rt.eng.log.Warn("node process died during a render; it is replaced", "node_process", rn.p.slot, "err", d)
+	rn.rt.eng.log.Warn("node process died during a render; it is replaced", "node_process", rn.p.slot, "bundle", rn.rt.prg.name, "err", d)
 	return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: rn.rt.eng.deathText(d)}
 }
 

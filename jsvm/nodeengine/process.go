@@ -55,6 +55,8 @@ type proc struct {
 	// lastBundle is the bundle whose code the process was sent last (a
 	// load or a render's entry): once one ran, a fault may be its doing.
 	lastBundle atomic.Pointer[string]
+	// blamed is the bundle the fault is charged to (breach).
+	blamed atomic.Pointer[string]
 
 	// exited is closed once the process is reaped; state is then set.
 	exited chan struct{}
@@ -192,7 +194,7 @@ func (p *proc) read(out *os.File, log *slog.Logger, maxResult int64) {
 		f, err := r.next()
 		if err != nil {
 			if errors.Is(err, errProtocol) {
-				p.breach(log, fmt.Errorf("a malformed frame: %w", err))
+				p.breach(log, fmt.Errorf("a malformed frame: %w", err), "")
 			}
 			p.endOutput()
 			close(p.frames)
@@ -231,19 +233,42 @@ func (p *proc) read(out *os.File, log *slog.Logger, maxResult int64) {
 
 // breach replaces a process that broke the executor protocol. Once bundle
 // code has run in it, that code may have taken the executor over (vm is no
-// boundary): the fault is counted and logged against the bundle whose code
-// ran last (reasonBundleFault), not as gorender's bug (reasonProtocol).
-func (p *proc) breach(log *slog.Logger, err error) {
-	p.fault.CompareAndSwap(nil, &err)
-	if b := p.lastBundle.Load(); b != nil {
+// boundary): the fault is counted and logged against a bundle
+// (reasonBundleFault), not as gorender's bug (reasonProtocol): by, when the
+// caller knows whose render saw it, else p.culprit().
+func (p *proc) breach(log *slog.Logger, err error, by string) {
+	if !p.fault.CompareAndSwap(nil, &err) {
+		return // charged already
+	}
+	b := by
+	if b == "" {
+		b = p.culprit()
+	}
+	if b != "" {
+		p.blamed.Store(&b)
 		log.Warn("node process broke the executor protocol after bundle code ran in it: the bundle's fault; the process is replaced",
-			"node_process", p.slot, "pid", p.pid, "bundle", *b, "err", err)
+			"node_process", p.slot, "pid", p.pid, "bundle", b, "err", err)
 		p.kill(reasonBundleFault)
 		return
 	}
 	log.Error("node executor broke the protocol before any bundle ran in it: a gorender bug; the process is replaced",
 		"node_process", p.slot, "pid", p.pid, "err", err)
 	p.kill(reasonProtocol)
+}
+
+// culprit is the bundle a fault of the process is charged to: the entry
+// of the render it runs (the first sent), else the bundle whose code it
+// was sent last; "" if no bundle code was sent to it.
+func (p *proc) culprit() string {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	if len(p.sent) > 0 {
+		return p.sent[0].bundle
+	}
+	if b := p.lastBundle.Load(); b != nil {
+		return *b
+	}
+	return ""
 }
 
 // ticket is a render sent to a process: where its frames go, and whether
@@ -511,7 +536,7 @@ func (p *proc) death() *deathError {
 	switch tail := p.stderr.tail(); {
 	case p.fault.Load() != nil:
 		d.kind, d.detail = deathProtocol, (*p.fault.Load()).Error()
-		if b := p.lastBundle.Load(); b != nil {
+		if b := p.blamed.Load(); b != nil {
 			d.bundle = *b
 		}
 	case p.outOfMemory():

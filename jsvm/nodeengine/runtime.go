@@ -629,7 +629,7 @@ func (rn *render) answer(f frame) (jsvm.Result, error) {
 // protocolError answers a render whose executor broke the protocol; the
 // process is killed and replaced (proc.breach).
 func (rn *render) protocolError(err error) (jsvm.Result, error) {
-	rn.rt.eng.protocolFault(rn.p, err)
+	rn.p.breach(rn.rt.eng.log, err, rn.rt.prg.name)
 	rn.rt.broken = true
 	return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindTimeout, Text: rn.rt.eng.deathText(rn.p.death())}
 }
@@ -645,7 +645,7 @@ func (rn *render) lost() (jsvm.Result, error) {
 // protocolFault replaces a process that sent a frame it should never have
 // sent (proc.breach).
 func (e *Engine) protocolFault(p *proc, err error) {
-	p.breach(e.log, err)
+	p.breach(e.log, err, "")
 }
 
 // Answers of renders whose process broke the executor protocol, given like

@@ -192,7 +192,7 @@ input.on('error', () => process.exit(0));
 
 // ---- State ---------------------------------------------------------------
 
-let options = null; // {stubTimers, supportModules, replayAsyncLogs, consoleMaxLines, consoleMaxBytes, errorTextMax, sourceMapLimit, runOnOtherMaxDepth, runOnOtherTooDeep, crossingStreamsMax, crossingStreams} from init
+let options = null; // {stubTimers, supportModules, replayAsyncLogs, consoleMaxLines, consoleMaxBytes, errorTextMax, sourceMapLimit, maxResult, runOnOtherMaxDepth, runOnOtherTooDeep, crossingStreamsMax, crossingStreams} from init
 let envScript = null; // env.js compiled once, run in every context
 const bundles = new Map(); // program key -> Bundle
 let current = null; // the render in progress
@@ -971,6 +971,17 @@ class Render {
     this.answered = null;
     const body = a.body;
     delete a.body;
+    // A result past gorender's bound (RENDERER_MAX_RESULT_SIZE) does not
+    // cross the pipe: its size does (a string's UTF-8 length is between
+    // its length and three times it: measured only past a third of it).
+    if (a.kind === 'body' && typeof body === 'string' && body.length * 3 > options.maxResult) {
+      const size = Buffer.byteLength(body);
+      if (size > options.maxResult) {
+        send({ t: 'done', r: this.id, kind: 'tooLarge', n: size });
+        startQueued();
+        return;
+      }
+    }
     a.t = 'done';
     a.r = this.id;
     send(a, body);

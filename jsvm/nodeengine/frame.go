@@ -47,8 +47,9 @@ import (
 //	updateFailed r, n; body: the error (errorBody)
 //	done         r, kind (body | streamed | nil | js | unsupported |
 //	             stubPending | neverSettled | stalled | canceled |
-//	             withdrawn); body: the
-//	             rendered text for kind body, the error (errorBody) for js
+//	             withdrawn | tooLarge), n (tooLarge: the result's bytes);
+//	             body: the rendered text for kind body, the error
+//	             (errorBody) for js
 //
 // An error travels in the body as JSON {"message", "stack"}: a bundle's
 // error may be megabytes (what gorender answers of it is capped where the
@@ -100,6 +101,10 @@ type executorOptions struct {
 	// SourceMapLimit bounds the process's parsed source maps for
 	// getStackTrace (its share of RENDERER_SOURCE_MAP_CACHE_SIZE; 0: none).
 	SourceMapLimit int64 `json:"sourceMapLimit"`
+	// MaxResult is the bound of a result's bytes (Engine.resultLimit): a
+	// longer one is answered as a done frame of kind tooLarge, its size in
+	// n, without crossing the pipe.
+	MaxResult int64 `json:"maxResult"`
 }
 
 // hostEntry is a shared-context value gorender puts in before a render

@@ -148,6 +148,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		CrossingStreamsMax: jsvm.MaxCrossingStreams,
 		CrossingStreams:    jsvm.CrossingStreamsText,
 		SourceMapLimit:     e.cfg.SourceMapLimit / int64(e.cfg.Processes),
+		MaxResult:          e.resultLimit(),
 	}}
 	if err := p.send(init, jsenv.Env); err != nil {
 		p.kill(reasonStart)

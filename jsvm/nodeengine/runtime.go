@@ -604,6 +604,8 @@ func (rn *render) answer(f frame) (jsvm.Result, error) {
 		// nothing writes to it: the answer takes it without a copy (a
 		// large page's answer is megabytes).
 		return jsvm.Result{Body: unsafe.String(unsafe.SliceData(f.body), len(f.body))}, nil
+	case "tooLarge":
+		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.ResultTooLargeText(code, int(f.h.N), rn.rt.eng.resultLimit())}
 	case "streamed":
 		return jsvm.Result{Streamed: true}, nil
 	case "nil":

@@ -1,8 +1,10 @@
 package tests
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -49,4 +51,39 @@ func TestLeftoverJobsBelongToTheirRender(t *testing.T) {
 			t.Errorf("%s: the log's timeouts are %q, want one, of bundle %s", c.name, blamed, attacker)
 		}
 	}
+}
+
+// TestLeftoverJobsUnderLoad: two renders that leave endless promise jobs
+// behind, among 40 renders of another bundle at once on two workers: the
+// two time out, every other render is answered its own HTML.
+func TestLeftoverJobsUnderLoad(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, map[string]string{
+		"RENDERER_WORKERS_COUNT":  "2",
+		"RENDERER_RENDER_TIMEOUT": "2s",
+	})
+	h2 := transports[0]
+	victim, attacker := newID("s"), newID("s")
+	s.upload(t, map[string]string{
+		victim:   `globalThis.renderPage = (p) => '<div class="v">' + p.secret + '</div>';`,
+		attacker: markerBundle("attacker"),
+	}, nil)
+	s.render(t, h2, victim, `renderPage({secret: "warm"})`).want(t, h2, http.StatusOK, `<div class="v">warm</div>`)
+	s.render(t, h2, attacker, "MARKER").want(t, h2, http.StatusOK, "attacker")
+
+	var wg sync.WaitGroup
+	for i := range 42 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%21 == 5 {
+				s.render(t, h2, attacker, `Promise.resolve().then(() => { for (;;) {} }); "attacker ok"`).want(t, h2, http.StatusBadRequest,
+					"Render timed out after 2s: the rendering request was interrupted and its JavaScript runtime replaced.")
+				return
+			}
+			secret := fmt.Sprintf("CARD-%d", i)
+			s.render(t, h2, victim, `renderPage({secret: "`+secret+`"})`).want(t, h2, http.StatusOK, `<div class="v">`+secret+`</div>`)
+		}()
+	}
+	wg.Wait()
 }

@@ -53,6 +53,9 @@ type Workload struct {
 	Name string // hello, small, medium, large
 	Desc string
 	Code string
+	// Page marks a page workload (ListPage): the load benchmark sends it
+	// as distinct requests (Variants), in each body encoding.
+	Page bool
 }
 
 // Workloads returns the four render workloads, in order: hello (transport
@@ -62,7 +65,7 @@ func Workloads() ([]Workload, error) {
 	out := []Workload{
 		{Name: "hello", Desc: "the string '<p>hello</p>' (transport and protocol cost)"},
 		{Name: "small", Desc: "SmallPage, about 20 elements"},
-		{Name: "medium", Desc: "ListPage, 500 items (~137 KB request, ~179 KB answer)"},
+		{Name: "medium", Desc: "ListPage, 500 items (~137 KB request, ~179 KB answer)", Page: true},
 	}
 	for i, file := range []string{"requests/hello.js", "requests/small-page.js", "requests/list-page.js"} {
 		code, err := ReadTestdata(file)
@@ -72,7 +75,7 @@ func Workloads() ([]Workload, error) {
 		out[i].Code = code
 	}
 	large := LargeRequest()
-	out = append(out, Workload{Name: "large", Desc: fmt.Sprintf("ListPage, %d items (%.2f MB request)", LargeItems, float64(len(large))/1e6), Code: large})
+	out = append(out, Workload{Name: "large", Desc: fmt.Sprintf("ListPage, %d items (%.2f MB request)", LargeItems, float64(len(large))/1e6), Code: large, Page: true})
 	return out, nil
 }
 

@@ -9,9 +9,11 @@
 //     port; each worker has its own vm context per bundle.
 //   - One protocol per process, like the Node renderer: h2c with prior
 //     knowledge (RENDERER_PROTOCOL=h2c, the default) or HTTP/1.1 (http1).
-//   - POST /bundles/:id/render/:digest with the raw-JS body (metadata in
-//     the x-react-on-rails-pro-* headers, Authorization: Bearer), JSON, or
-//     multipart with bundle files (the gem's answer to a 410).
+//   - POST /bundles/:id/render/:digest in each encoding the gems send
+//     (PROTOCOL.md §3.1): the raw-JS body (gems 17.1+; metadata in the
+//     x-react-on-rails-pro-* headers, Authorization: Bearer), form-urlencoded
+//     (gems up to 17.0; @fastify/formbody), JSON, or multipart with bundle
+//     files (the gem's answer to a 410).
 //   - The same prechecks as gorender, in the same order: protocol version
 //     (412), password (401, SHA-256 + timingSafeEqual), renderingRequest
 //     (400), bundle present in the cache (410 No bundle uploaded).
@@ -218,8 +220,10 @@ function rawFields(headers) {
 async function startWorker() {
   const { default: Fastify } = await import('fastify');
   const { default: multipart } = await import('@fastify/multipart');
+  const { default: formbody } = await import('@fastify/formbody');
   const app = Fastify({ http2: protocol === 'h2c', bodyLimit: 100 * 1024 * 1024, logger: false });
   app.addContentTypeParser(RAW_JS, { parseAs: 'string', bodyLimit: 100 * 1024 * 1024 }, (req, body, done) => done(null, body));
+  await app.register(formbody, { bodyLimit: 100 * 1024 * 1024 });
   await app.register(multipart, { limits: { fieldSize: 10 * 1024 * 1024, fileSize: 100 * 1024 * 1024, parts: 1000 } });
 
   app.get('/health', async () => ({ status: 'ok' }));
@@ -261,7 +265,13 @@ async function startWorker() {
         fields = rawFields(request.headers);
         fields.renderingRequest = request.body;
       } else if (request.body && typeof request.body === 'object') {
-        fields = request.body;
+        // JSON, or a form: a form's array field arrives as repeated k[]
+        // (PROTOCOL.md §3.2).
+        fields = { ...request.body };
+        if (fields.dependencyBundleTimestamps === undefined && fields['dependencyBundleTimestamps[]'] !== undefined) {
+          const deps = fields['dependencyBundleTimestamps[]'];
+          fields.dependencyBundleTimestamps = Array.isArray(deps) ? deps : [deps];
+        }
       } else {
         return sendText(reply, 415, 'Unsupported Content-Type');
       }

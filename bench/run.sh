@@ -41,7 +41,7 @@ if [ "$node_major" -lt 20 ]; then
   exit 1
 fi
 
-say "npm ci (bench/node: fastify, @fastify/multipart)"
+say "npm ci (bench/node: fastify, @fastify/formbody, @fastify/multipart)"
 (cd "$here/node" && npm ci --no-audit --no-fund --loglevel=error)
 
 say "go build gorender and benchctl"

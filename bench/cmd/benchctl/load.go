@@ -3,8 +3,8 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/gorender/gorender/gemclient"
 )
 
 // ---- Load generators ----------------------------------------------------------
@@ -21,18 +19,29 @@ import (
 type loadResult struct {
 	rps, p50, p99    float64
 	requests, failed int
+	errors           []string // the first failures (the distinct-request generator)
 	// cpu is what the server's process tree spent in the measured window
 	// (after the warm-up), user and system time.
 	cpu time.Duration
 }
 
-var rawHeaders = []string{
-	"content-type: " + gemclient.RawJSContentType,
-	"x-react-on-rails-pro-protocol-version: " + gemclient.ProtocolVersion,
-	"x-react-on-rails-pro-gem-version: 17.0.0",
-	"x-react-on-rails-pro-rails-env: production",
-	"x-react-on-rails-pro-dependency-bundle-timestamps: []",
-	"authorization: Bearer " + password,
+// request is the one body h2load and wrk repeat, with its headers.
+type request struct {
+	file        string
+	contentType string
+	header      http.Header
+}
+
+// headerLines are the request's headers as "name: value", Content-Type first.
+func (r request) headerLines() []string {
+	out := []string{"content-type: " + r.contentType}
+	for k, vs := range r.header {
+		for _, v := range vs {
+			out = append(out, strings.ToLower(k)+": "+v)
+		}
+	}
+	sort.Strings(out[1:])
+	return out
 }
 
 var (
@@ -43,12 +52,12 @@ var (
 
 func secs(d time.Duration) string { return strconv.Itoa(int(d.Round(time.Second)/time.Second)) + "s" }
 
-func h2load(c config, server int, url, body string, workers int, warmup, duration time.Duration) (loadResult, error) {
+func h2load(c config, cpus string, conns, server int, url string, rq request, warmup, duration time.Duration) (loadResult, error) {
 	logFile := filepath.Join(c.outDir, "h2load.log")
 	_ = os.Remove(logFile)
-	args := []string{"-c", c.loadCPUs, "h2load", "-c", strconv.Itoa(c.conns), "-m", "1", "-t", "1",
-		"-D", secs(duration), "--warm-up-time=" + secs(warmup), "-d", body, "--log-file=" + logFile}
-	for _, h := range rawHeaders {
+	args := []string{"h2load", "-c", strconv.Itoa(conns), "-m", "1", "-t", "1",
+		"-D", secs(duration), "--warm-up-time=" + secs(warmup), "-d", rq.file, "--log-file=" + logFile}
+	for _, h := range rq.headerLines() {
 		args = append(args, "-H", h)
 	}
 	args = append(args, url)
@@ -57,7 +66,7 @@ func h2load(c config, server int, url, body string, workers int, warmup, duratio
 	cpuAtStart := make(chan time.Duration, 1)
 	timer := time.AfterFunc(warmup, func() { cpuAtStart <- treeCPU(server) })
 	started := time.Now()
-	out, err := exec.Command("taskset", args...).CombinedOutput()
+	out, err := pinned(cpus, args...).CombinedOutput()
 	cpuAtEnd := treeCPU(server)
 	if timer.Stop() {
 		cpuAtStart <- cpuAtEnd
@@ -143,26 +152,26 @@ var (
 	wrkLatency = regexp.MustCompile(`(?m)^\s+(50|99)%\s+([0-9.]+)(us|ms|s)\s*$`)
 )
 
-func wrk(c config, server int, url, body string, warmup, duration time.Duration) (loadResult, error) {
+func wrk(c config, cpus string, conns, server int, url string, rq request, warmup, duration time.Duration) (loadResult, error) {
 	script := filepath.Join(c.outDir, "post.lua")
 	var lua strings.Builder
 	lua.WriteString("wrk.method = \"POST\"\n")
-	fmt.Fprintf(&lua, "local f = assert(io.open(%q, \"rb\"))\nwrk.body = f:read(\"*a\")\nf:close()\n", body)
-	for _, h := range rawHeaders {
+	fmt.Fprintf(&lua, "local f = assert(io.open(%q, \"rb\"))\nwrk.body = f:read(\"*a\")\nf:close()\n", rq.file)
+	for _, h := range rq.headerLines() {
 		k, v, _ := strings.Cut(h, ": ")
 		fmt.Fprintf(&lua, "wrk.headers[%q] = %q\n", k, v)
 	}
 	if err := os.WriteFile(script, []byte(lua.String()), 0o644); err != nil {
 		return loadResult{}, err
 	}
-	base := []string{"-c", c.loadCPUs, "wrk", "-t", "1", "-c", strconv.Itoa(c.conns), "--timeout", "120s", "-s", script}
+	base := []string{"wrk", "-t", "1", "-c", strconv.Itoa(conns), "--timeout", "120s", "-s", script}
 	if warmup > 0 {
-		if out, err := exec.Command("taskset", append(slices.Clone(base), "-d", secs(warmup), url)...).CombinedOutput(); err != nil {
+		if out, err := pinned(cpus, append(slices.Clone(base), "-d", secs(warmup), url)...).CombinedOutput(); err != nil {
 			return loadResult{}, fmt.Errorf("wrk warm-up: %v\n%s", err, out)
 		}
 	}
 	cpuAtStart := treeCPU(server)
-	out, err := exec.Command("taskset", append(base, "--latency", "-d", secs(duration), url)...).CombinedOutput()
+	out, err := pinned(cpus, append(base, "--latency", "-d", secs(duration), url)...).CombinedOutput()
 	if err != nil {
 		return loadResult{}, fmt.Errorf("wrk: %v\n%s", err, out)
 	}

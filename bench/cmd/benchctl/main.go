@@ -29,6 +29,12 @@ type config struct {
 	workloads        []string
 	protocols        []string
 	variants         []string
+	encodings        []string
+	distinct         int
+	repeat           bool
+	setups           []string
+	satConns         int
+	satProtocols     []string
 	mem              bool
 	gorenderBin      string
 	nodeDir          string
@@ -38,20 +44,33 @@ type config struct {
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "loadgen" {
+		if err := runLoadgen(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchctl loadgen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var c config
-	var workloads, protocols, variants, genv string
+	var workloads, protocols, variants, genv, encodings, sets, satProtocols string
 	flag.DurationVar(&c.duration, "duration", 10*time.Second, "measured time of one run")
 	flag.DurationVar(&c.warmup, "warmup", 3*time.Second, "warm-up before each measured run")
-	flag.IntVar(&c.runs, "runs", 3, "interleaved runs per cell (the table shows medians)")
-	flag.IntVar(&c.conns, "conns", 4, "concurrent connections of the load generator (one request in flight each)")
-	flag.IntVar(&c.workers, "workers", 0, "Node cluster workers = gorender RENDERER_WORKERS_COUNT (default: the number of server CPUs)")
+	flag.IntVar(&c.runs, "runs", 3, "interleaved rounds (the table shows the medians of each cell)")
+	flag.StringVar(&sets, "setups", "pinned,saturated", "pinned: each server on the server CPUs, the load generator on the others; saturated: nothing pinned, workers = CPUs (read as CPU per request)")
+	flag.IntVar(&c.conns, "conns", 4, "pinned setup: concurrent connections of the load generator (one request in flight each)")
+	flag.IntVar(&c.workers, "workers", 0, "pinned setup: Node cluster workers = gorender RENDERER_WORKERS_COUNT (default: the number of server CPUs)")
+	flag.IntVar(&c.satConns, "sat-conns", 0, "saturated setup: connections (default: 2 × CPUs)")
+	flag.StringVar(&satProtocols, "sat-protocols", "h2c", "saturated setup: protocols")
+	flag.StringVar(&encodings, "encodings", "raw,form,json", "body encodings of the page workloads (medium, large): raw (gems 17.1+), form (gems up to 17.0), json")
+	flag.IntVar(&c.distinct, "distinct", 32, "distinct requests each page workload rotates through (1 to 1000)")
+	flag.BoolVar(&c.repeat, "repeat", false, "send the page workloads as one repeated request, as before (V8 then compiles it once)")
 	flag.IntVar(&c.memWorkers, "mem-workers", 4, "workers of the memory workload (4 concurrent renders)")
 	flag.IntVar(&c.memBundles, "mem-bundles", 3, "bundles of the many-bundles memory workload (mem-workers × this, medium page; 1: none)")
 	flag.IntVar(&c.coldRuns, "cold-runs", 5, "cold starts per server")
 	flag.StringVar(&c.serverCPUs, "server-cpus", "", "taskset CPU list of both servers (default: the upper half of the CPUs)")
 	flag.StringVar(&c.loadCPUs, "load-cpus", "", "taskset CPU list of the load generator (default: the lower half)")
 	flag.StringVar(&workloads, "workloads", "hello,small,medium,large", "render workloads")
-	flag.StringVar(&protocols, "protocols", "h2c,http1", "h2c (h2load) and/or http1 (wrk)")
+	flag.StringVar(&protocols, "protocols", "h2c,http1", "pinned setup: h2c and/or http1 (repeated requests: h2load and wrk; distinct ones: benchctl's own generator)")
 	flag.StringVar(&variants, "variants", "node,gorender,quickjs,gorender-node", "servers: node, gorender (goja, defaults), gorender-norw (goja with RENDERER_REWRITE_STRING_BUILDS=false), quickjs (RENDERER_JS_ENGINE=quickjs), gorender-node (RENDERER_JS_ENGINE=node)")
 	flag.BoolVar(&c.mem, "mem", true, "run the memory workload (4 concurrent renders) and cold starts")
 	flag.StringVar(&c.gorenderBin, "gorender", "bin/gorender", "gorender binary")
@@ -61,6 +80,11 @@ func main() {
 	flag.DurationVar(&c.slowLimit, "slow-limit", 15*time.Second, "skip a cell whose single probe render takes longer")
 	flag.Parse()
 	c.workloads, c.protocols, c.variants = split(workloads), split(protocols), split(variants)
+	c.encodings, c.setups, c.satProtocols = split(encodings), split(sets), split(satProtocols)
+	if c.distinct < 1 || c.distinct > 1000 {
+		fmt.Fprintln(os.Stderr, "benchctl: -distinct must be 1 to 1000")
+		os.Exit(2)
+	}
 	if genv != "" {
 		c.gorenderEnv = split(genv)
 	}

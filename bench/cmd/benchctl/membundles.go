@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
-	"github.com/gorender/gorender/bench"
 	"github.com/gorender/gorender/gemclient"
 )
 
@@ -24,9 +22,10 @@ import (
 // processes, as the node engine does; goja and quickjs hold W runtimes per
 // bundle. The row's req/s is over the whole window, its
 // p50 and p99 the worst copy's.
-func cellBundles(c config, variant string, w bench.Workload, bundle string, workers, n, run int, answers *answerCheck) (result, error) {
-	res := result{Workload: fmt.Sprintf("mem%dx%d-%s", workers, n, w.Name), Proto: "h2c", Variant: variant, Workers: workers, Run: run}
-	s, err := startServer(c, variant, "h2c", workers, "")
+func cellBundles(c config, st setup, variant string, j *job, bundle string, workers, n, run int, answers *answerCheck) (result, error) {
+	w := j.w
+	res := result{Setup: st.name, Workload: fmt.Sprintf("mem%dx%d-%s", workers, n, w.Name), Encoding: j.enc, Mode: "repeated", Proto: "h2c", Variant: variant, Workers: workers, Run: run}
+	s, err := startServer(c, st, variant, "h2c", workers, "")
 	if err != nil {
 		return res, err
 	}
@@ -51,14 +50,14 @@ func cellBundles(c config, variant string, w bench.Workload, bundle string, work
 		if probe.Status != 200 {
 			return res, fmt.Errorf("probe render of copy %d: %d %.300s", i, probe.Status, probe.Body)
 		}
-		if note := answers.check(w.Name, variant, probe.Body); note != "" {
+		if note := answers.check(j.key, variant, probe.Body, j.golden); note != "" {
 			res.Note = note
 		}
 	}
-	body := filepath.Join(c.outDir, w.Name+".js")
+	rq := j.request(0)
 	url := func(id string) string { return fmt.Sprintf("http://127.0.0.1:%d/bundles/%s/render/bench", s.port, id) }
 	for _, id := range ids {
-		if _, err := h2load(c, s.pid(), url(id), body, workers, 0, max(c.warmup/time.Duration(n), time.Second)); err != nil {
+		if _, err := h2load(c, st.loadCPUs, st.conns, s.pid(), url(id), rq, 0, max(c.warmup/time.Duration(n), time.Second)); err != nil {
 			return res, fmt.Errorf("warm-up pass: %w", err)
 		}
 	}
@@ -66,7 +65,7 @@ func cellBundles(c config, variant string, w bench.Workload, bundle string, work
 	each := max(c.duration/time.Duration(n), time.Second)
 	var total, cpu time.Duration
 	for _, id := range ids {
-		lr, err := h2load(c, s.pid(), url(id), body, workers, c.warmup/time.Duration(n), each)
+		lr, err := h2load(c, st.loadCPUs, st.conns, s.pid(), url(id), rq, c.warmup/time.Duration(n), each)
 		if err != nil {
 			res.RSSMB = sampler.stop()
 			return res, err

@@ -49,7 +49,8 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func startServer(c config, variant, proto string, workers int, cache string) (*server, error) {
+// startServer starts a server of variant on st's server CPUs.
+func startServer(c config, st setup, variant, proto string, workers int, cache string) (*server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -63,11 +64,11 @@ func startServer(c config, variant, proto string, workers int, cache string) (*s
 		"RENDERER_PASSWORD="+password, "RENDERER_SERVER_BUNDLE_CACHE_PATH="+cache,
 		"RENDERER_WORKERS_COUNT="+strconv.Itoa(workers))
 	if variant == "node" {
-		args = []string{"-c", c.serverCPUs, "node", filepath.Join(c.nodeDir, "server.mjs")}
+		args = []string{"node", filepath.Join(c.nodeDir, "server.mjs")}
 		env = append(env, "RENDERER_PROTOCOL="+proto)
 	} else {
-		args = []string{"-c", c.serverCPUs, c.gorenderBin}
-		// GOMAXPROCS is gorender's own default: the CPUs of its taskset,
+		args = []string{c.gorenderBin}
+		// GOMAXPROCS is gorender's own default: the CPUs it may run on,
 		// at least 2.
 		env = append(env, "RENDERER_LOG_LEVEL=warn",
 			"RENDERER_RENDER_TIMEOUT=120s", "RENDERER_QUEUE_TIMEOUT=120s")
@@ -79,7 +80,7 @@ func startServer(c config, variant, proto string, workers int, cache string) (*s
 		return nil, err
 	}
 	s.log = logf
-	s.cmd = exec.Command("taskset", args...)
+	s.cmd = pinned(st.serverCPUs, args...)
 	s.cmd.Env = env
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -149,13 +150,13 @@ func (s *server) stop() {
 // coldStart times process start → first successful render, through the
 // gem's flow (410, then the render with the bundle attached), on an empty
 // cache, over h2c.
-func coldStart(c config, variant, bundle, code string) (coldResult, error) {
+func coldStart(c config, st setup, variant, bundle, code string) (coldResult, error) {
 	cache, err := os.MkdirTemp(c.outDir, "cold-")
 	if err != nil {
 		return coldResult{}, err
 	}
 	defer os.RemoveAll(cache)
-	s, err := startServer(c, variant, "h2c", c.workers, cache)
+	s, err := startServer(c, st, variant, "h2c", st.workers, cache)
 	if err != nil {
 		return coldResult{}, err
 	}

@@ -22,26 +22,44 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-type cellKey struct{ workload, proto, variant string }
+type cellKey struct{ setup, workload, enc, mode, proto, variant string }
 
-func renderTable(c config, rep *report) string {
+type agg struct {
+	rps, p50, p99, rss, cpu float64
+	runs                    int
+	note                    string
+}
+
+func ratio(a, n float64) string {
+	if a == 0 || n == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", a/n)
+}
+
+// renderTable prints one table per setup: the medians of each cell over
+// the interleaved rounds, and their ratios to the Node reference (the
+// ratio of the medians).
+func renderTable(rep *report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "gorender vs Node reference, %s\n\n", rep.Started.Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&b, "- machine: %s\n- commit: %s\n- setup: %s\n- load average (1/5/15 min) before: %s, after: %s\n\n",
+	fmt.Fprintf(&b, "- machine: %s\n- commit: %s\n- run: %s\n- load average (1/5/15 min) before: %s, after: %s\n",
 		rep.Machine, rep.Commit, rep.Config, rep.LoadBefore, rep.LoadAfter)
+	for _, r := range rep.Rounds {
+		fmt.Fprintf(&b, "- %s\n", r)
+	}
 	groups := map[cellKey][]result{}
 	var order []cellKey
+	var setupOrder []string
 	for _, r := range rep.Results {
-		k := cellKey{r.Workload, r.Proto, r.Variant}
+		k := cellKey{r.Setup, r.Workload, r.Encoding, r.Mode, r.Proto, r.Variant}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
+			if !slices.Contains(setupOrder, r.Setup) {
+				setupOrder = append(setupOrder, r.Setup)
+			}
 		}
 		groups[k] = append(groups[k], r)
-	}
-	type agg struct {
-		rps, p50, p99, rss, cpu float64
-		runs                    int
-		note                    string
 	}
 	med := map[cellKey]agg{}
 	for k, rs := range groups {
@@ -60,30 +78,47 @@ func renderTable(c config, rep *report) string {
 		}
 		med[k] = agg{median(rps), median(p50), median(p99), median(rss), median(cpu), len(rps), strings.Join(notes, "; ")}
 	}
-	b.WriteString("| workload | proto | server | req/s | p50 ms | p99 ms | peak RSS MB | CPU ms/req | req/s ÷ node | p50 ÷ node | p99 ÷ node | RSS ÷ node | CPU ÷ node | runs | note |\n")
-	b.WriteString("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
-	ratio := func(a, n float64) string {
-		if a == 0 || n == 0 {
-			return "—"
-		}
-		return fmt.Sprintf("%.2f", a/n)
-	}
-	for _, k := range order {
-		a := med[k]
-		n, hasNode := med[cellKey{k.workload, k.proto, "node"}]
-		row := []string{k.workload, k.proto, k.variant}
-		if a.runs == 0 {
-			row = append(row, "—", "—", "—", "—", "—")
+	for _, setup := range setupOrder {
+		fmt.Fprintf(&b, "\n### %s: %s\n\n", setup, rep.Setups[setup])
+		if setup == "saturated" {
+			b.WriteString("Read this table as CPU per request: the user and system time of the server's whole process tree in the measured window, divided by the requests answered in it.\n\n")
+			b.WriteString("| workload | enc | requests | proto | server | CPU ms/req | CPU ÷ node | req/s | req/s ÷ node | p50 ms | peak RSS MB | runs | note |\n")
+			b.WriteString("|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
 		} else {
-			row = append(row, fmt.Sprintf("%.1f", a.rps), fmt.Sprintf("%.2f", a.p50), fmt.Sprintf("%.2f", a.p99), fmt.Sprintf("%.0f", a.rss), fmt.Sprintf("%.3f", a.cpu))
+			b.WriteString("| workload | enc | requests | proto | server | req/s | p50 ms | p99 ms | peak RSS MB | CPU ms/req | req/s ÷ node | p50 ÷ node | p99 ÷ node | RSS ÷ node | CPU ÷ node | runs | note |\n")
+			b.WriteString("|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 		}
-		if k.variant != "node" && hasNode {
-			row = append(row, ratio(a.rps, n.rps), ratio(a.p50, n.p50), ratio(a.p99, n.p99), ratio(a.rss, n.rss), ratio(a.cpu, n.cpu))
-		} else {
-			row = append(row, "", "", "", "", "")
+		for _, k := range order {
+			if k.setup != setup {
+				continue
+			}
+			a := med[k]
+			nk := k
+			nk.variant = "node"
+			n, hasNode := med[nk]
+			hasNode = hasNode && k.variant != "node"
+			row := []string{k.workload, k.enc, k.mode, k.proto, k.variant}
+			num := func(format string, v float64) string {
+				if a.runs == 0 {
+					return "—"
+				}
+				return fmt.Sprintf(format, v)
+			}
+			rat := func(x, y float64) string {
+				if !hasNode {
+					return ""
+				}
+				return ratio(x, y)
+			}
+			if setup == "saturated" {
+				row = append(row, num("%.3f", a.cpu), rat(a.cpu, n.cpu), num("%.1f", a.rps), rat(a.rps, n.rps), num("%.2f", a.p50), num("%.0f", a.rss))
+			} else {
+				row = append(row, num("%.1f", a.rps), num("%.2f", a.p50), num("%.2f", a.p99), num("%.0f", a.rss), num("%.3f", a.cpu),
+					rat(a.rps, n.rps), rat(a.p50, n.p50), rat(a.p99, n.p99), rat(a.rss, n.rss), rat(a.cpu, n.cpu))
+			}
+			row = append(row, strconv.Itoa(a.runs), a.note)
+			b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 		}
-		row = append(row, strconv.Itoa(a.runs), a.note)
-		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	}
 	if len(rep.Cold) > 0 {
 		b.WriteString("\nCold start (process start → first successful render of small-page through the gem's 410 → multipart upload flow, h2c, empty cache; median):\n\n")
@@ -116,7 +151,7 @@ func renderTable(c config, rep *report) string {
 		}
 	}
 	if len(rep.Answers) > 0 {
-		b.WriteString("\nAnswers (checked before each measured run; hello, small and medium against Node's goldens):\n\n")
+		b.WriteString("\nAnswers (the first request of each cell checked before its measured run: hello, small and medium against Node's goldens, every answer across servers; with distinct requests the load generator checks every answer against its variant's):\n\n")
 		for _, a := range rep.Answers {
 			b.WriteString("- " + a + "\n")
 		}

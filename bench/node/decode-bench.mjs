@@ -2,8 +2,8 @@
 // a render request body, already in memory, into its fields, with the parsers
 // the reference server (server.mjs) and Fastify use: the raw-JS body decoded
 // as UTF-8; JSON through secure-json-parse (Fastify's JSON body parser); a
-// form through fast-querystring (Fastify's query-string parser; server.mjs
-// registers no form parser); multipart through @fastify/busboy
+// form through fast-querystring (the parser of @fastify/formbody, which
+// server.mjs registers); multipart through @fastify/busboy
 // (@fastify/multipart's parser). The bodies carry the same fields as the Go
 // benchmark's, built the way the gem builds them.
 //

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,7 +59,7 @@ func loadgen(c config, cpus string, spec genSpec) (loadResult, error) {
 		return loadResult{}, err
 	}
 	b, _ := json.Marshal(spec)
-	file := c.outDir + "/loadgen.json"
+	file := filepath.Join(c.outDir, "loadgen.json")
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		return loadResult{}, err
 	}
@@ -144,11 +145,14 @@ func generate(spec genSpec) (genResult, error) {
 				if ctx.Err() != nil {
 					return // cut off at the window's end
 				}
+				s.done = time.Now()
 				if s.err != "" {
 					s.err = fmt.Sprintf("variant %d: %s", i, s.err)
 				}
-				s.done = time.Now()
 				samples[conn] = append(samples[conn], s)
+				if s.err != "" {
+					time.Sleep(10 * time.Millisecond) // a refused connection must not spin
+				}
 			}
 		}()
 	}

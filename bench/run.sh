@@ -6,8 +6,9 @@
 # Installs what is missing (h2load from nghttp2-client, wrk: apt-get), installs
 # the Node reference server's dependencies (npm ci in bench/node), builds
 # gorender and the driver (bench/cmd/benchctl), then runs every workload on
-# both servers pinned to the same CPUs and prints one table (also written to
-# bench/results/<time>/table.md with the raw runs in results.json).
+# both servers in each setup (pinned, saturated) and prints a table per setup
+# (also written to bench/results/<time>/table.md with the raw runs in
+# results.json).
 # Needs Go 1.26+, Node 20+ and npm; Debian/Ubuntu for the apt-get step.
 # See bench/README.md.
 set -euo pipefail

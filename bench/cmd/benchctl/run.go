@@ -226,6 +226,14 @@ func run(c config) error {
 			return err
 		}
 	}
+	// The encoded bodies (up to 32 × 3 × 1.5 MB for the large page) are
+	// rebuilt by every run: they do not stay in the results.
+	defer func() {
+		bodies, _ := filepath.Glob(filepath.Join(c.outDir, "*.body"))
+		for _, f := range bodies {
+			_ = os.Remove(f)
+		}
+	}()
 	var jobs []*job
 	rawJob := map[string]*job{}
 	for _, wn := range c.workloads {

@@ -82,6 +82,7 @@ var cases = []struct {
 	run  func(t *testing.T, engine string)
 }{
 	{"EvalResults", testEvalResults},
+	{"MathMatchesV8", testMathMatchesV8},
 	{"PerRenderGlobalsCleared", testPerRenderGlobalsCleared},
 	{"TimeoutInterruptsAndRetires", testTimeoutInterruptsAndRetires},
 	{"SharedContextAndRunOnOtherBundle", testSharedContextAndRunOnOtherBundle},

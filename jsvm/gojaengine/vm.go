@@ -39,6 +39,9 @@ func newVM(h *inproc.Host) (*vm, error) {
 	opts := h.Options()
 	v := &vm{rt: goja.New(), host: h}
 	v.rt.SetMaxCallStackSize(maxCallStackSize)
+	if err := v.useV8Math(); err != nil {
+		return nil, fmt.Errorf("install the render environment: V8's Math: %w", err)
+	}
 	if err := v.guardNatives(); err != nil {
 		return nil, fmt.Errorf("install the render environment: bound the built-in functions: %w", err)
 	}

@@ -82,6 +82,9 @@ func newVM(e *Engine, h *inproc.Host) (v *vm, err error) {
 	if v.ctl == 0 {
 		return nil, errors.New("new QuickJS runtime: out of memory")
 	}
+	if err := x.useV8Math(); err != nil {
+		return nil, fmt.Errorf("install the render environment: V8's Math: %w", err)
+	}
 	if err := qvm.RegisterFunc("__gorender_host", v.dispatch, false); err != nil {
 		return nil, fmt.Errorf("install the render environment: %w", err)
 	}

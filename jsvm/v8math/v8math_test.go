@@ -12,16 +12,6 @@ import (
 	"testing"
 )
 
-// The functions under test, by their name on JS's Math.
-var unary = map[string]func(float64) float64{
-	"sin": Sin, "cos": Cos, "tan": Tan, "asin": Asin, "acos": Acos, "atan": Atan,
-	"exp": Exp, "expm1": Expm1, "log": Log, "log1p": Log1p, "log2": Log2, "log10": Log10,
-	"sinh": Sinh, "cosh": Cosh, "tanh": Tanh, "asinh": Asinh, "acosh": Acosh, "atanh": Atanh,
-	"cbrt": Cbrt,
-}
-
-var binaryFns = map[string]func(float64, float64) float64{"atan2": Atan2, "pow": Pow}
-
 // sampleSize is the number of random arguments per function: a fixed few
 // thousand in the normal run, V8MATH_SAMPLES=N for a larger one.
 func sampleSize(t *testing.T) int {
@@ -159,7 +149,8 @@ func TestMatchesNode(t *testing.T) {
 	node := findNode(t)
 	n := sampleSize(t)
 	r := rand.New(rand.NewSource(20261207))
-	for name, f := range unary {
+	for _, fn := range Unary {
+		name, f := fn.Name, fn.F
 		args := append(edges(), make([]float64, n)...)
 		for i := len(args) - n; i < len(args); i++ {
 			args[i] = randomDouble(r)
@@ -178,7 +169,8 @@ func TestMatchesNode(t *testing.T) {
 			t.Errorf("Math.%s: %d of %d differ from Node", name, bad, len(args))
 		}
 	}
-	for name, f := range binaryFns {
+	for _, fn := range Binary {
+		name, f := fn.Name, fn.F
 		e := edges()
 		var args []float64
 		for _, x := range e { // every pair of edges

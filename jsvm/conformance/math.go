@@ -1,0 +1,125 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gorender/gorender/jsvm/v8math"
+)
+
+// mathBundle evaluates Math[name] over arguments given as Float64 bits
+// (hex), answering bits, so that no number formatting stands between the
+// engine's Math and the comparison.
+const mathBundle = `
+function mathBits(name, arity, args) {
+  var dv = new DataView(new ArrayBuffer(8)), f = Math[name], out = [];
+  function num(h) { dv.setUint32(0, parseInt(h.slice(0, 8), 16)); dv.setUint32(4, parseInt(h.slice(8), 16)); return dv.getFloat64(0); }
+  function hex(x) { dv.setFloat64(0, x); return (dv.getUint32(0) + 0x100000000).toString(16).slice(1) + (dv.getUint32(4) + 0x100000000).toString(16).slice(1); }
+  for (var i = 0; i < args.length; i += arity) {
+    out.push(hex(arity === 1 ? f(num(args[i])) : f(num(args[i]), num(args[i + 1]))));
+  }
+  return JSON.stringify(out);
+}
+function mathShape(name) {
+  var d = Object.getOwnPropertyDescriptor(Math, name), f = Math[name];
+  var n = Object.getOwnPropertyDescriptor(f, 'name'), l = Object.getOwnPropertyDescriptor(f, 'length');
+  return [d.writable, d.enumerable, d.configurable, f.name, n.writable, n.enumerable, n.configurable,
+    f.length, l.writable, l.enumerable, l.configurable, typeof f.prototype, Object.keys(Math).length].join(' ');
+}
+`
+
+// mathSample is a seeded sample of arguments: the edges (zeros,
+// subnormals, infinities, NaN, multiples of pi/2, huge trig arguments) and
+// random doubles across the range.
+func mathSample(r *rand.Rand, n int) []float64 {
+	s := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 5e-324, -5e-324,
+		2.2250738585072014e-308, math.MaxFloat64, 1, -1, 0.5, 2, 10, 1e22, 1e300, -1e-300, 709.78, -745.13, 22, 0.1}
+	for k := -8; k <= 8; k++ {
+		s = append(s, float64(k)*math.Pi/2, math.Nextafter(float64(k)*math.Pi/4, 0))
+	}
+	for i := 0; i < n; i++ {
+		switch i % 4 {
+		case 0:
+			s = append(s, math.Float64frombits(r.Uint64()))
+		case 1:
+			s = append(s, (r.Float64()*2-1)*10)
+		case 2:
+			s = append(s, (r.Float64()*2-1)*math.Ldexp(1, r.Intn(120)-60))
+		default:
+			s = append(s, 1+(r.Float64()*2-1)*math.Ldexp(1, -r.Intn(40)))
+		}
+	}
+	return s
+}
+
+func bitsHex(x float64) string { return fmt.Sprintf("%016x", math.Float64bits(x)) }
+
+// testMathMatchesV8 renders, through the engine, every Math function whose
+// last bits V8 computes its own way, on a seeded sample, and compares the
+// Float64 bits with jsvm/v8math (which its own test proves equal to Node
+// 20's); and checks the functions look like the built-ins they replace.
+func testMathMatchesV8(t *testing.T, engine string) {
+	e := newEngine(t, engine)
+	rt := NewLoaded(t, e, "math", mathBundle)
+	r := rand.New(rand.NewSource(30))
+	check := func(name string, arity int, args []float64, want func(i int) float64) {
+		t.Helper()
+		hexArgs := make([]string, len(args))
+		for i, a := range args {
+			hexArgs[i] = bitsHex(a)
+		}
+		argsJSON, _ := json.Marshal(hexArgs)
+		out := MustEval(t, rt, fmt.Sprintf("mathBits(%q, %d, %s)", name, arity, argsJSON))
+		var got []string
+		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != len(args)/arity {
+			t.Fatalf("Math.%s: answer %.200q: %v", name, out, err)
+		}
+		bad := 0
+		for i, h := range got {
+			b, err := strconv.ParseUint(h, 16, 64)
+			if err != nil {
+				t.Fatalf("Math.%s: answer %q: %v", name, h, err)
+			}
+			g, w := math.Float64frombits(b), want(i)
+			if !(g == w && math.Signbit(g) == math.Signbit(w) || g != g && w != w) {
+				if bad++; bad <= 3 {
+					t.Errorf("Math.%s(%v) = %v [%s], V8 %v [%s]", name, args[i*arity:i*arity+arity], g, h, w, bitsHex(w))
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("Math.%s: %d of %d differ from V8", name, bad, len(got))
+		}
+	}
+	for _, f := range v8math.Unary {
+		args := mathSample(r, 300)
+		check(f.Name, 1, args, func(i int) float64 { return f.F(args[i]) })
+		if got, want := MustEval(t, rt, fmt.Sprintf("mathShape(%q)", f.Name)), "true false true "+f.Name+" false false true 1 false false true undefined 0"; got != want {
+			t.Errorf("Math.%s's shape: %s, want (as V8) %s", f.Name, got, want)
+		}
+	}
+	for _, f := range v8math.Binary {
+		xs, ys := mathSample(r, 300), mathSample(r, 300)
+		r.Shuffle(len(ys), func(i, j int) { ys[i], ys[j] = ys[j], ys[i] })
+		var args []float64
+		for i := range xs {
+			args = append(args, xs[i], ys[i])
+		}
+		for y := -6.0; y <= 6; y += 0.5 { // pow's integer and half-integer exponents
+			args = append(args, 10, y, -3, y, 1.1, y)
+		}
+		check(f.Name, 2, args, func(i int) float64 { return f.F(args[2*i], args[2*i+1]) })
+		if got, want := MustEval(t, rt, fmt.Sprintf("mathShape(%q)", f.Name)), "true false true "+f.Name+" false false true 2 false false true undefined 0"; got != want {
+			t.Errorf("Math.%s's shape: %s, want (as V8) %s", f.Name, got, want)
+		}
+	}
+	// A value passes through ToNumber as for the built-in.
+	if got := MustEval(t, rt, `[Math.sin('1'), Math.pow({valueOf() { return 2 }}, '10'), Math.atan2(), Math.cbrt(null)].join()`); got != strings.Join([]string{fmt.Sprint(v8math.Sin(1)), "1024", "NaN", "0"}, ",") {
+		t.Errorf("Math on non-numbers: %s", got)
+	}
+}

@@ -83,6 +83,7 @@ var cases = []struct {
 }{
 	{"EvalResults", testEvalResults},
 	{"MathMatchesV8", testMathMatchesV8},
+	{"NumberToStringRadixMatchesV8", testNumberToStringRadixMatchesV8},
 	{"PerRenderGlobalsCleared", testPerRenderGlobalsCleared},
 	{"TimeoutInterruptsAndRetires", testTimeoutInterruptsAndRetires},
 	{"SharedContextAndRunOnOtherBundle", testSharedContextAndRunOnOtherBundle},

@@ -3,6 +3,7 @@ package gojaengine
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/dop251/goja"
 
@@ -57,5 +58,63 @@ func (v *vm) useV8Math() error {
 			return v.rt.ToValue(compute(x, c.Argument(1).ToFloat()))
 		}
 	}
+	return v.useV8Radix(layout)
+}
+
+// useV8Radix makes Number.prototype.toString(radix) write V8's digits for a
+// radix other than 10 (goja's differ in the last digits, and drop the sign
+// of a negative number between -1 and 1). Radix 10, an invalid radix and a
+// this that is not a number stay with goja's own, given the radix already
+// converted so that a valueOf runs once.
+func (v *vm) useV8Radix(layout *gojaLayout) error {
+	number, ok := v.rt.Get("Number").(*goja.Object)
+	if !ok {
+		return errors.New("built-in Number missing")
+	}
+	proto, ok := number.Get("prototype").(*goja.Object)
+	if !ok {
+		return errors.New("built-in Number.prototype missing")
+	}
+	fn, ok := proto.Get("toString").(*goja.Object)
+	if !ok {
+		return errors.New("built-in Number.prototype.toString missing")
+	}
+	e := gojaEntry(layout, fn)
+	if e == nil || *e == nil {
+		return errors.New("built-in Number.prototype.toString is not a native function")
+	}
+	own := *e
+	*e = func(c goja.FunctionCall) goja.Value {
+		if goja.IsUndefined(c.Argument(0)) {
+			return own(c)
+		}
+		x, ok := v.thisNumber(c.This)
+		if !ok {
+			return own(c)
+		}
+		radix := c.Argument(0).ToInteger()
+		if radix < 2 || radix > 36 || radix == 10 {
+			return own(goja.FunctionCall{This: c.This, Arguments: []goja.Value{v.rt.ToValue(radix)}})
+		}
+		return v.rt.ToValue(v8math.FormatRadix(x, int(radix)))
+	}
 	return nil
+}
+
+// thisNumber is the number a Number.prototype method's this holds: a number
+// or a Number object.
+func (v *vm) thisNumber(this goja.Value) (float64, bool) {
+	if o, ok := this.(*goja.Object); ok {
+		if o.ClassName() != "Number" {
+			return 0, false
+		}
+		this = v.rt.ToValue(o.Export())
+	}
+	switch n := this.Export().(type) {
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return math.NaN(), false
 }

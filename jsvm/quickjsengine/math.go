@@ -3,9 +3,12 @@ package quickjsengine
 import (
 	"errors"
 	"fmt"
+	"math"
+	"unsafe"
 
 	"modernc.org/libc"
 	lib "modernc.org/libquickjs"
+	"modernc.org/quickjs"
 
 	"github.com/gorender/gorender/jsvm/v8math"
 )
@@ -51,7 +54,7 @@ func (x qjsRaw) useV8Math() error {
 	m := x.value(lib.XJS_GetPropertyStr(x.tls, x.ctx, qjsRawValue(&global), mathName))
 	x.free(mathName)
 	defer m.Free()
-	if qjsRawValue(&m).Ftag != int64(lib.EJS_TAG_OBJECT) {
+	if qjsNormTag(qjsRawValue(&m)) != lib.EJS_TAG_OBJECT {
 		return errors.New("built-in Math missing")
 	}
 	for _, f := range qjsMathFuncs {
@@ -64,7 +67,7 @@ func (x qjsRaw) useV8Math() error {
 			ptr, cproto = qjsFuncPtr(f.f2), lib.TJSCFunctionEnum(lib.EJS_CFUNC_f_f_f)
 		}
 		fn := lib.XJS_NewCFunction2(x.tls, x.ctx, ptr, name, f.length, cproto, 0)
-		ok := fn.Ftag != int64(lib.EJS_TAG_EXCEPTION) &&
+		ok := !qjsIsException(fn) &&
 			lib.XJS_DefinePropertyValueStr(x.tls, x.ctx, qjsRawValue(&m), name, fn, lib.MJS_PROP_WRITABLE|lib.MJS_PROP_CONFIGURABLE) >= 0
 		x.free(name)
 		if !ok {
@@ -73,5 +76,106 @@ func (x qjsRaw) useV8Math() error {
 			return fmt.Errorf("define Math.%s: out of memory", f.name)
 		}
 	}
+	return x.useV8Radix(&global)
+}
+
+// useV8Radix replaces Number.prototype.toString by a C function (name
+// toString, length 1, writable and configurable as the built-in) that
+// writes V8's digits for a number and a radix other than 10, QuickJS's
+// differing in the last digits for radices that are not powers of two. It
+// calls QuickJS's own toString, which it holds as its function data, for
+// everything else: no radix or radix 10, an invalid radix, a radix that is
+// an object (whose valueOf must run once), a this that is not a number.
+func (x qjsRaw) useV8Radix(global *quickjs.Value) error {
+	get := func(obj *quickjs.Value, name string) (quickjs.Value, error) {
+		p := x.cBytes(name)
+		if p == 0 {
+			return quickjs.Value{}, errOOM
+		}
+		defer x.free(p)
+		v := x.value(lib.XJS_GetPropertyStr(x.tls, x.ctx, qjsRawValue(obj), p))
+		if qjsNormTag(qjsRawValue(&v)) != lib.EJS_TAG_OBJECT {
+			v.Free()
+			return quickjs.Value{}, fmt.Errorf("built-in %s missing", name)
+		}
+		return v, nil
+	}
+	number, err := get(global, "Number")
+	if err != nil {
+		return err
+	}
+	defer number.Free()
+	proto, err := get(&number, "prototype")
+	if err != nil {
+		return err
+	}
+	defer proto.Free()
+	own, err := get(&proto, "toString")
+	if err != nil {
+		return err
+	}
+	var slot lib.TJSValue
+	data := libc.Xmalloc(x.tls, libc.Tsize_t(unsafe.Sizeof(slot)))
+	if data == 0 {
+		own.Free()
+		return errOOM
+	}
+	*(*lib.TJSValue)(cptr(data)) = qjsRawValue(&own)
+	fn := lib.XJS_NewCFunctionData(x.tls, x.ctx, qjsFuncPtr(qjsNumberToString), 1, 0, 1, data) // holds its own reference
+	x.free(data)
+	own.Free()
+	if qjsIsException(fn) {
+		exc := x.exception()
+		exc.Free()
+		return errOOM
+	}
+	const method = "toString"
+	name, nameStr := x.cBytes("name"), x.cBytes(method)
+	defer x.free(name)
+	defer x.free(nameStr)
+	if name == 0 || nameStr == 0 {
+		v := x.value(fn)
+		v.Free()
+		return errOOM
+	}
+	if lib.XJS_DefinePropertyValueStr(x.tls, x.ctx, fn, name, lib.XJS_NewStringLen(x.tls, x.ctx, nameStr, libc.Tsize_t(len(method))), lib.MJS_PROP_CONFIGURABLE) < 0 ||
+		lib.XJS_DefinePropertyValueStr(x.tls, x.ctx, qjsRawValue(&proto), nameStr, fn, lib.MJS_PROP_WRITABLE|lib.MJS_PROP_CONFIGURABLE) < 0 {
+		exc := x.exception()
+		exc.Free()
+		return errors.New("define Number.prototype.toString: out of memory")
+	}
 	return nil
+}
+
+// qjsNumberToString is the C function useV8Radix installs; data[0] is
+// QuickJS's own Number.prototype.toString.
+func qjsNumberToString(tls *libc.TLS, ctx uintptr, this lib.TJSValue, argc int32, argv uintptr, _ int32, data uintptr) lib.TJSValue {
+	own := *(*lib.TJSValue)(cptr(data))
+	isNumber := func(v lib.TJSValue) bool {
+		t := qjsNormTag(v)
+		return t == lib.EJS_TAG_INT || t == lib.EJS_TAG_FLOAT64
+	}
+	if argc < 1 || !isNumber(this) {
+		return lib.XJS_Call(tls, ctx, own, this, argc, argv)
+	}
+	arg := *(*lib.TJSValue)(cptr(argv))
+	switch qjsNormTag(arg) {
+	case lib.EJS_TAG_UNDEFINED, lib.EJS_TAG_OBJECT:
+		return lib.XJS_Call(tls, ctx, own, this, argc, argv)
+	}
+	// Both are primitives: converting them runs no JavaScript.
+	bp := tls.Alloc(16)
+	defer tls.Free(16)
+	if lib.XJS_ToFloat64(tls, ctx, bp, this) != 0 || lib.XJS_ToFloat64(tls, ctx, bp+8, arg) != 0 {
+		return lib.XJS_Call(tls, ctx, own, this, argc, argv)
+	}
+	value, radix := *(*float64)(cptr(bp)), math.Trunc(*(*float64)(cptr(bp + 8)))
+	if !(radix >= 2 && radix <= 36) || radix == 10 {
+		return lib.XJS_Call(tls, ctx, own, this, argc, argv)
+	}
+	s := v8math.FormatRadix(value, int(radix))
+	buf := tls.Alloc(len(s))
+	defer tls.Free(len(s))
+	copy(unsafe.Slice((*byte)(cptr(buf)), len(s)), s)
+	return lib.XJS_NewStringLen(tls, ctx, buf, libc.Tsize_t(len(s)))
 }

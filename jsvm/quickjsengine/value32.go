@@ -19,3 +19,13 @@ func qjsBool(b bool) lib.TJSValue {
 }
 
 var qjsNull = lib.TJSValue(uint64(uint32(lib.EJS_TAG_NULL)) << 32)
+
+// qjsNormTag is JS_VALUE_GET_NORM_TAG: the value's tag, any double (a
+// NaN-boxed word whose high half is not a tag) being JS_TAG_FLOAT64.
+func qjsNormTag(v lib.TJSValue) int64 {
+	tag := int32(v >> 32)
+	if uint32(tag-lib.EJS_TAG_FIRST) >= uint32(lib.EJS_TAG_FLOAT64-lib.EJS_TAG_FIRST) {
+		return lib.EJS_TAG_FLOAT64
+	}
+	return int64(tag)
+}

@@ -21,3 +21,7 @@ func qjsBool(b bool) lib.TJSValue {
 }
 
 var qjsNull = lib.TJSValue{Ftag: lib.EJS_TAG_NULL}
+
+// qjsNormTag is JS_VALUE_GET_NORM_TAG: the value's tag, any double being
+// JS_TAG_FLOAT64.
+func qjsNormTag(v lib.TJSValue) int64 { return v.Ftag }

@@ -84,6 +84,7 @@ var cases = []struct {
 	{"EvalResults", testEvalResults},
 	{"MathMatchesV8", testMathMatchesV8},
 	{"NumberToStringRadixMatchesV8", testNumberToStringRadixMatchesV8},
+	{"NumberFormattingMatchesNode", testNumberFormattingMatchesNode},
 	{"PerRenderGlobalsCleared", testPerRenderGlobalsCleared},
 	{"TimeoutInterruptsAndRetires", testTimeoutInterruptsAndRetires},
 	{"SharedContextAndRunOnOtherBundle", testSharedContextAndRunOnOtherBundle},

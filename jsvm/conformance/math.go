@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -192,5 +193,72 @@ func testNumberToStringRadixMatchesV8(t *testing.T, engine string) {
 		if got := MustEval(t, rt, c.code); got != c.want {
 			t.Errorf("%s = %s, want (as V8) %s", c.code, got, c.want)
 		}
+	}
+}
+
+// formatSource formats each argument (Float64 bits) every way V8 prints a
+// number: String, toFixed, toPrecision, toExponential, toString(radix) and
+// parseFloat of the results.
+const formatSource = `
+function formatAll(args) {
+  var dv = new DataView(new ArrayBuffer(8)), out = [];
+  for (var i = 0; i < args.length; i++) {
+    dv.setUint32(0, parseInt(args[i].slice(0, 8), 16)); dv.setUint32(4, parseInt(args[i].slice(8), 16));
+    var x = dv.getFloat64(0), r = [String(x)];
+    [0, 1, 2, 5, 10, 20].forEach(function (d) { r.push(x.toFixed(d)); });
+    [1, 2, 5, 10, 17, 21].forEach(function (p) { r.push(x.toPrecision(p)); });
+    [undefined, 0, 1, 5, 15, 20].forEach(function (d) { r.push(x.toExponential(d)); });
+    [2, 3, 7, 16, 36].forEach(function (radix) { r.push(x.toString(radix)); });
+    r.push(String(parseFloat(String(x))), String(parseFloat(' ' + x.toPrecision(21) + 'xyz')), String(parseFloat(x.toExponential(3) + '5')));
+    out.push(r);
+  }
+  return JSON.stringify(out);
+}
+`
+
+// testNumberFormattingMatchesNode renders the formatting of a seeded sample
+// of numbers through the engine and in Node 20 (node on PATH), and compares
+// the text.
+func testNumberFormattingMatchesNode(t *testing.T, engine string) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH (scripts/install-node.sh): Node is the oracle")
+	}
+	r := rand.New(rand.NewSource(21))
+	xs := append(mathSample(r, 400), -96, -0.96, -96404194643.9092, 2.5, -2.5, 0.5, 1.005, 1.45, 8.345, 99.995, 1e21, 1e-7, 123.456)
+	for i := 0; i < 200; i++ {
+		xs = append(xs, float64(r.Intn(2000000)-1000000)/1000, (r.Float64()-0.5)*math.Pow(10, float64(r.Intn(40)-20)))
+	}
+	hexArgs := make([]string, len(xs))
+	for i, x := range xs {
+		hexArgs[i] = bitsHex(x)
+	}
+	argsJSON, _ := json.Marshal(hexArgs)
+	call := fmt.Sprintf("formatAll(%s)", argsJSON)
+	want, err := exec.Command(node, "-e", formatSource+"process.stdout.write("+call+")").Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	rt := NewLoaded(t, newEngine(t, engine), "format", formatSource)
+	got := MustEval(t, rt, call)
+	var g, w [][]string
+	if err := json.Unmarshal([]byte(got), &g); err != nil {
+		t.Fatalf("engine's answer: %v", err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil || len(w) != len(g) {
+		t.Fatalf("node's answer (%d rows, engine %d): %v", len(w), len(g), err)
+	}
+	bad := 0
+	for i := range w {
+		for j := range w[i] {
+			if g[i][j] != w[i][j] {
+				if bad++; bad <= 5 {
+					t.Errorf("x = %s, call %d: %q, Node %q", w[i][0], j, g[i][j], w[i][j])
+				}
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d formatted numbers differ from Node", bad, len(w)*len(w[0]))
 	}
 }

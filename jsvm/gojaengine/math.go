@@ -65,7 +65,8 @@ func (v *vm) useV8Math() error {
 // radix other than 10 (goja's differ in the last digits, and drop the sign
 // of a negative number between -1 and 1). Radix 10, an invalid radix and a
 // this that is not a number stay with goja's own, given the radix already
-// converted so that a valueOf runs once.
+// converted so that a valueOf runs once. It also mends toPrecision and
+// toExponential of negative numbers (below).
 func (v *vm) useV8Radix(layout *gojaLayout) error {
 	number, ok := v.rt.Get("Number").(*goja.Object)
 	if !ok {
@@ -75,28 +76,52 @@ func (v *vm) useV8Radix(layout *gojaLayout) error {
 	if !ok {
 		return errors.New("built-in Number.prototype missing")
 	}
-	fn, ok := proto.Get("toString").(*goja.Object)
-	if !ok {
-		return errors.New("built-in Number.prototype.toString missing")
+	entry := func(name string) (*gojaCall, error) {
+		fn, ok := proto.Get(name).(*goja.Object)
+		if !ok {
+			return nil, fmt.Errorf("built-in Number.prototype.%s missing", name)
+		}
+		e := gojaEntry(layout, fn)
+		if e == nil || *e == nil {
+			return nil, fmt.Errorf("built-in Number.prototype.%s is not a native function", name)
+		}
+		return e, nil
 	}
-	e := gojaEntry(layout, fn)
-	if e == nil || *e == nil {
-		return errors.New("built-in Number.prototype.toString is not a native function")
+	e, err := entry("toString")
+	if err != nil {
+		return err
 	}
-	own := *e
+	toString := *e
 	*e = func(c goja.FunctionCall) goja.Value {
 		if goja.IsUndefined(c.Argument(0)) {
-			return own(c)
+			return toString(c)
 		}
 		x, ok := v.thisNumber(c.This)
 		if !ok {
-			return own(c)
+			return toString(c)
 		}
 		radix := c.Argument(0).ToInteger()
 		if radix < 2 || radix > 36 || radix == 10 {
-			return own(goja.FunctionCall{This: c.This, Arguments: []goja.Value{v.rt.ToValue(radix)}})
+			return toString(goja.FunctionCall{This: c.This, Arguments: []goja.Value{v.rt.ToValue(radix)}})
 		}
 		return v.rt.ToValue(v8math.FormatRadix(x, int(radix)))
+	}
+	// goja writes a negative number whose digits round up to a new power of
+	// ten wrongly ((-96).toPrecision(1) was ".0e+1", (-0.96).toPrecision(1)
+	// ".0.0"); the specification formats -x and prefixes "-", as here.
+	for _, name := range []string{"toPrecision", "toExponential"} {
+		e, err := entry(name)
+		if err != nil {
+			return err
+		}
+		own := *e
+		*e = func(c goja.FunctionCall) goja.Value {
+			x, ok := v.thisNumber(c.This)
+			if !ok || !(x < 0) {
+				return own(c)
+			}
+			return v.rt.ToValue("-" + own(goja.FunctionCall{This: v.rt.ToValue(-x), Arguments: c.Arguments}).String())
+		}
 	}
 	return nil
 }

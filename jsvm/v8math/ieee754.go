@@ -780,7 +780,6 @@ func Atan2(y, x float64) float64 {
 		pi   = 3.1415926535897931160e+00
 		piLo = 1.2246467991473531772e-16
 		zero = 0.0
-		negZ = -0.0
 	)
 	hx, lx := highWord(x), lowWord(x)
 	ix := hx & 0x7FFFFFFF

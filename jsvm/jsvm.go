@@ -91,9 +91,14 @@ type NodeOptions struct {
 	// Path is the Node.js executable (RENDERER_NODE_PATH); "" looks for
 	// node on PATH.
 	Path string
-	// Processes is how many Node.js processes run (RENDERER_WORKERS_COUNT),
-	// shared by every bundle: at most that many renders run at once.
+	// Processes is how many Node.js processes run from the start
+	// (RENDERER_WORKERS_COUNT), and the most one isolation group (a render
+	// set: an entry bundle and its dependencies) has: at most that many of
+	// its renders run at once.
 	Processes int
+	// MaxProcesses is the most Node.js processes all isolation groups have
+	// together (RENDERER_NODE_MAX_PROCESSES); 0 is twice Processes.
+	MaxProcesses int
 	// QueueDepth is how many renders a process holds at once when none is
 	// idle (RENDERER_NODE_QUEUE_DEPTH): the one it runs and the others
 	// queued in its pipe behind it, which it starts without waiting for
@@ -261,16 +266,17 @@ type Runtime interface {
 	Close()
 }
 
-// Reserver is implemented by runtimes that run on executors shared with
-// other bundles' runtimes (the node engine's processes, each of which runs
-// one render at a time whatever its bundle). Reserve waits until an
-// executor is free for the runtime's next Eval; Unreserve gives it back.
-// The pools call them around each lease of a render's entry runtime,
-// within the queue timeout, so that waiting for a shared executor is
-// queueing (answered 503 when it lasts too long), not rendering. An Eval
-// without a reservation reserves by itself.
+// Reserver is implemented by runtimes that run on executors shared
+// between runtimes (the node engine's processes, each of which runs one
+// render at a time). Reserve waits until an executor is free for the
+// runtime's next Eval, whose request's Runtimes are the runtime and with
+// (its dependency bundles' runtimes: the render set, which an executor is
+// bound to); Unreserve gives it back. The pools call them around each
+// lease of a render's entry runtime, within the queue timeout, so that
+// waiting for an executor is queueing (answered 503 when it lasts too
+// long), not rendering. An Eval without a reservation reserves by itself.
 type Reserver interface {
-	Reserve(ctx context.Context) error
+	Reserve(ctx context.Context, with []Runtime) error
 	Unreserve()
 }
 

@@ -134,6 +134,9 @@ type Config struct {
 	// NodeSemiSpace is each node engine process's V8 semi-space size in
 	// bytes, the young generation's half (0: V8's default).
 	NodeSemiSpace uint64
+	// NodeMaxProcesses is the most node engine processes alive at once,
+	// all isolation groups together.
+	NodeMaxProcesses int
 	// NodeQueueDepth is how many renders a node engine process holds at
 	// once when none is idle: the one it runs and the others queued in its
 	// pipe behind it (1: none queued).
@@ -288,7 +291,7 @@ var settings = []setting{
 	{
 		Name:       "RENDERER_WORKERS_COUNT",
 		DefaultDoc: "CPUs (Go's `GOMAXPROCS` at start: affinity and cgroup limit)",
-		Doc:        "JavaScript runtimes per loaded bundle: renders in parallel; with `RENDERER_JS_ENGINE=node`, the Node.js processes, shared by every bundle: renders in parallel in all",
+		Doc:        "JavaScript runtimes per loaded bundle: renders in parallel; with `RENDERER_JS_ENGINE=node`, the Node.js processes started at start and the most one isolation group (an entry bundle and its dependency bundles) has: its renders in parallel (see `RENDERER_NODE_MAX_PROCESSES`)",
 		Value: orComputed(number(func(c *Config) *int { return &c.WorkersCount }, 1, 1024),
 			func(l *loader) { l.c.WorkersCount = startProcs }),
 	},
@@ -608,13 +611,19 @@ var settings = []setting{
 		Value: text(func(c *Config) *string { return &c.NodePath }),
 	},
 	{
+		Name: "RENDERER_NODE_MAX_PROCESSES", Engine: "node", DefaultDoc: "2 × `RENDERER_WORKERS_COUNT`",
+		Doc: "the most node engine processes alive at once. A process belongs to one isolation group, the bundles of one render set (an entry bundle and its dependency bundles), and has up to `RENDERER_WORKERS_COUNT` processes; the default lets two groups (one deployment's bundle and the next one's during a rolling deploy, or an RSC pair) each have all of theirs. Past it, a group that lacks processes takes the least recently used idle one of another group (see [What confines bundle code](#what-confines-bundle-code)). At least `RENDERER_WORKERS_COUNT`",
+		Value: orComputed(number(func(c *Config) *int { return &c.NodeMaxProcesses }, 1, 4096),
+			func(l *loader) { l.c.NodeMaxProcesses = 2 * l.c.WorkersCount }),
+	},
+	{
 		Name: "RENDERER_NODE_HEAP_LIMIT", Engine: "node",
-		DefaultDoc: "45% of the container's memory limit split among the processes (at least 64 MiB), else V8's default",
+		DefaultDoc: "45% of the container's memory limit split among `RENDERER_NODE_MAX_PROCESSES` processes (at least 64 MiB), else V8's default",
 		Doc:        "V8 heap limit of each node engine process (`--max-old-space-size`); a render that passes it costs its process and is answered like a timeout. Sizes like `512MiB`; `0`: V8's default",
 		Value: orComputed(custom{read: parseNodeHeapLimit, format: showNodeHeapLimit},
 			func(l *loader) {
 				if l.c.MemoryLimit > 0 {
-					l.c.NodeHeapLimit = max(l.c.MemoryLimit/2/uint64(l.c.WorkersCount), minNodeHeapLimit)
+					l.c.NodeHeapLimit = max(l.c.MemoryLimit/2/uint64(max(l.c.NodeMaxProcesses, l.c.WorkersCount)), minNodeHeapLimit)
 				}
 			}),
 	},

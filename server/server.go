@@ -91,6 +91,7 @@ func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
 		Node: jsvm.NodeOptions{
 			Path:            cfg.NodePath,
 			Processes:       cfg.WorkersCount,
+			MaxProcesses:    max(cfg.NodeMaxProcesses, cfg.WorkersCount),
 			QueueDepth:      cfg.NodeQueueDepth,
 			LoadTimeout:     cfg.NodeLoadTimeout,
 			HeapLimit:       int64(cfg.NodeHeapLimit),

@@ -54,7 +54,7 @@ func (r *sharedRuntime) Load(ctx context.Context, p jsvm.Program) error {
 	return r.Runtime.Load(ctx, p.(*closingProgram).Program)
 }
 
-func (r *sharedRuntime) Reserve(ctx context.Context) error {
+func (r *sharedRuntime) Reserve(ctx context.Context, _ []jsvm.Runtime) error {
 	select {
 	case r.e.slots <- struct{}{}:
 		r.held = true

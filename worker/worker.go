@@ -531,7 +531,8 @@ func (l *lease) setStop(stop context.CancelCauseFunc) map[string]jsvm.Runtime {
 }
 
 // acquire leases one runtime of every bundle of ids, in order, then the
-// entry runtime's (entryID's) executor if its engine shares them (jsvm.Reserver), all
+// entry runtime's (entryID's) executor for the set if its engine shares them
+// (jsvm.Reserver), all
 // within the queue timeout. The bundles are loaded first: the queue timeout
 // bounds the wait for a free runtime, not a cold bundle's load (which would
 // otherwise use it up and turn the first render of a large bundle into a
@@ -570,7 +571,13 @@ func (p *Pools) acquire(ctx context.Context, ids []string, entryID string) (*lea
 		}
 	}
 	if r, ok := l.entry.rt.(jsvm.Reserver); ok {
-		if err := r.Reserve(waitCtx); err != nil {
+		with := make([]jsvm.Runtime, 0, len(l.held)-1)
+		for _, h := range l.held {
+			if h.e != l.entry {
+				with = append(with, h.e.rt)
+			}
+		}
+		if err := r.Reserve(waitCtx, with); err != nil {
 			l.release()
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 				return nil, ErrQueueTimeout

@@ -3,9 +3,11 @@
 // each running the executor program embedded here (executor.js) and
 // talking to gorender in frames over two pipes (frame.go).
 //
-// Processes are shared across bundles, as the Node renderer's workers are:
-// Config.Processes processes (RENDERER_WORKERS_COUNT), each holding a vm
-// context per bundle it has loaded. A process runs one render at a time,
+// A process belongs to one isolation group for its whole life (group.go):
+// the bundles of the render set that first used it, each in a vm context of
+// its own, and runs only that set's renders. A group has up to
+// config.Processes processes (RENDERER_WORKERS_COUNT), all groups together
+// config.MaxProcesses (RENDERER_NODE_MAX_PROCESSES). A process runs one render at a time,
 // so a render can be stopped by killing its process without touching any
 // other; when none is idle, renders may queue in a busy one, their frames
 // written ahead (config.Depth), so that it starts the next without waiting
@@ -39,8 +41,10 @@ var executorSource string
 
 // config is what the engine runs with: jsvm.Options's, flattened.
 type config struct {
-	NodePath  string
-	Processes int
+	NodePath string
+	// Processes is how many processes run from the start, and the most a
+	// group has; MaxProcesses the most all groups have (group.go).
+	Processes, MaxProcesses int
 	// Depth is how many renders a process holds at once when none is idle:
 	// the one it runs and Depth-1 queued in its pipe behind it (1: none).
 	Depth int
@@ -100,10 +104,13 @@ type Engine struct {
 	procs   []*proc // by slot; nil while a slot's process starts
 	idle    []*proc
 	waiters []*waiter
-	// slotPrograms are the programs the slot's last process had loaded:
-	// its replacement loads them before it takes work.
-	slotPrograms [][]*program
-	restarts     map[string]uint64 // processes replaced, by reason
+	// slotNext is the group the slot's next process starts for (nil:
+	// fresh): its replacement loads the group's bundles before it takes
+	// work. slotRunning says a supervisor runs the slot (group.go).
+	slotNext    []*group
+	slotRunning []bool
+	groups      map[string]*group // by key
+	restarts    map[string]uint64 // processes replaced, by reason
 	// spreadHeld says the spreader (spread.go) left a bundle unspread
 	// because no render may be held up: a process going idle wakes it.
 	spreadHeld  bool
@@ -128,6 +135,7 @@ func New(opts jsvm.Options) (*Engine, error) {
 	return start(config{
 		NodePath:             opts.Node.Path,
 		Processes:            opts.Node.Processes,
+		MaxProcesses:         opts.Node.MaxProcesses,
 		Depth:                opts.Node.QueueDepth,
 		LoadTimeout:          opts.Node.LoadTimeout,
 		HeapLimit:            opts.Node.HeapLimit,
@@ -156,6 +164,10 @@ func start(cfg config) (*Engine, error) {
 	if cfg.Processes < 1 {
 		cfg.Processes = 1
 	}
+	if cfg.MaxProcesses == 0 {
+		cfg.MaxProcesses = 2 * cfg.Processes
+	}
+	cfg.MaxProcesses = max(cfg.MaxProcesses, cfg.Processes)
 	if cfg.Depth < 1 {
 		cfg.Depth = 1
 	}
@@ -184,18 +196,20 @@ func start(cfg config) (*Engine, error) {
 		return nil, fmt.Errorf("node engine: write the executor: %w", err)
 	}
 	e := &Engine{
-		cfg:          cfg,
-		log:          cfg.Logger,
-		node:         node,
-		confinement:  confined,
-		dir:          dir,
-		executor:     executor,
-		childEnv:     childEnv(cfg.Environ),
-		procs:        make([]*proc, cfg.Processes),
-		slotPrograms: make([][]*program, cfg.Processes),
-		restarts:     make(map[string]uint64, len(restartReasons)),
-		spreadWake:   make(chan struct{}, 1),
-		done:         make(chan struct{}),
+		cfg:         cfg,
+		log:         cfg.Logger,
+		node:        node,
+		confinement: confined,
+		dir:         dir,
+		executor:    executor,
+		childEnv:    childEnv(cfg.Environ),
+		procs:       make([]*proc, cfg.MaxProcesses),
+		slotNext:    make([]*group, cfg.MaxProcesses),
+		slotRunning: make([]bool, cfg.MaxProcesses),
+		groups:      make(map[string]*group),
+		restarts:    make(map[string]uint64, len(restartReasons)),
+		spreadWake:  make(chan struct{}, 1),
+		done:        make(chan struct{}),
 	}
 	// Every reason is counted from 0, so that the first restart for one
 	// shows as an increase (an alert on crashes sees the first one).
@@ -205,10 +219,13 @@ func start(cfg config) (*Engine, error) {
 	e.supervisors.Add(1)
 	go e.spread()
 	first := make(chan error, cfg.Processes)
+	e.mu.Lock()
 	for slot := range cfg.Processes {
+		e.slotRunning[slot] = true
 		e.supervisors.Add(1)
 		go e.supervise(slot, first)
 	}
+	e.mu.Unlock()
 	if cfg.RestartInterval > 0 {
 		e.supervisors.Add(1)
 		go e.restartOnSchedule()
@@ -223,7 +240,7 @@ func start(cfg config) (*Engine, error) {
 		e.Close()
 		return nil, fmt.Errorf("node engine: no process started: %w", errors.Join(errs...))
 	}
-	e.log.Info("node engine started", "node", node.path, "node_version", node.version, "processes", cfg.Processes,
+	e.log.Info("node engine started", "node", node.path, "node_version", node.version, "processes", cfg.Processes, "max_processes", cfg.MaxProcesses,
 		"failed_to_start", len(errs), "heap_limit_mib", e.heapLimitMiB(), "read_roots", cfg.ReadRoots,
 		"scheduling", schedulingPolicy(), "confinement", confined)
 	return e, nil
@@ -276,12 +293,14 @@ func (e *Engine) dataLimit() int64 {
 // Name implements jsvm.Engine.
 func (e *Engine) Name() string { return Name }
 
-// supervise keeps the slot's process running until Close: it starts one,
-// offers it for work, and when it exits starts the next. first receives the
-// outcome of the slot's first start.
+// supervise keeps the slot's process running until Close: it starts one
+// (for the slot's next group, or fresh), offers it for work, and when it
+// exits starts the next. A slot past the first config.Processes ends when
+// no group needs its next process (group.go). first, if not nil, receives
+// the outcome of the slot's first start.
 func (e *Engine) supervise(slot int, first chan<- error) {
 	defer e.supervisors.Done()
-	reported := false
+	reported := first == nil
 	backoff := 100 * time.Millisecond
 	for {
 		if e.isClosed() {
@@ -298,6 +317,9 @@ func (e *Engine) supervise(slot int, first chan<- error) {
 			p.busy = true
 			e.mu.Lock()
 			e.procs[slot] = p
+			if g := e.slotNext[slot]; g != nil && g.live() {
+				p.group = g
+			}
 			closed := e.closed
 			e.mu.Unlock()
 			if closed {
@@ -305,7 +327,7 @@ func (e *Engine) supervise(slot int, first chan<- error) {
 			}
 			err = e.restore(p)
 			if err != nil {
-				// Its slot keeps the bundles to load back.
+				// Its slot keeps the group to load back.
 				p.kill(reasonStart)
 				<-p.exited
 				e.mu.Lock()
@@ -346,7 +368,7 @@ func (e *Engine) supervise(slot int, first chan<- error) {
 		// Its pipe ends with it: what it sent last (a malformed frame) is
 		// read before its death is classified.
 		<-p.readDone
-		e.retireProc(p)
+		ends := e.retireProc(p)
 		if time.Since(p.started) > 10*time.Second {
 			backoff = 100 * time.Millisecond
 		}
@@ -362,7 +384,10 @@ func (e *Engine) supervise(slot int, first chan<- error) {
 		if reason == reasonCrash || reason == reasonOOM {
 			log = e.log.Warn
 		}
-		log("node process replaced", "node_process", slot, "pid", p.pid, "reason", reason, "exit", exitDescription(p.state), "renders", renders)
+		log("node process replaced", "node_process", slot, "pid", p.pid, "reason", reason, "exit", exitDescription(p.state), "renders", renders, "slot_ends", ends)
+		if ends {
+			return
+		}
 	}
 }
 
@@ -372,11 +397,14 @@ func (e *Engine) isClosed() bool {
 	return e.closed
 }
 
-// restore loads into a slot's new process the programs its predecessor had,
-// so that the renders it takes next do not pay for loading them.
+// restore loads into a slot's new process the bundles of its group, so
+// that the renders it takes next do not pay for loading them.
 func (e *Engine) restore(p *proc) error {
 	e.mu.Lock()
-	want := slices.Clone(e.slotPrograms[p.slot])
+	var want []*program
+	if p.group != nil {
+		want = p.group.progs
+	}
 	e.mu.Unlock()
 	for _, prg := range want {
 		if !prg.live() {
@@ -396,33 +424,52 @@ func (e *Engine) restore(p *proc) error {
 }
 
 // offer makes a started process available; the spreader loads into it the
-// bundles the other processes have that it lacks.
+// bundles of its group it lacks.
 func (e *Engine) offer(p *proc) {
+	e.mu.Lock()
+	p.ready = true
+	e.mu.Unlock()
 	e.release(p)
 	e.wakeSpreader()
 }
 
-// retireProc forgets a process that exited, remembering its programs for
-// its replacement.
-func (e *Engine) retireProc(p *proc) {
+// retireProc forgets a process that exited; its slot's next process starts
+// for its group (unless it was evicted: then for the group evictLocked
+// named). It reports whether the slot ends instead: past the first
+// config.Processes slots, when no group needs its next process; renders
+// waiting for a process may then start one in it.
+func (e *Engine) retireProc(p *proc) bool {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.procs[p.slot] == p {
 		e.procs[p.slot] = nil
 	}
 	e.idle = slices.DeleteFunc(e.idle, func(q *proc) bool { return q == p })
-	var progs []*program
-	for prg := range p.loaded {
-		progs = append(progs, prg)
+	if !p.evicted {
+		e.slotNext[p.slot] = p.group
 	}
-	slices.SortFunc(progs, func(a, b *program) int { return strings.Compare(a.key, b.key) })
-	e.slotPrograms[p.slot] = progs
+	if g := e.slotNext[p.slot]; g != nil && !g.live() {
+		e.slotNext[p.slot] = nil
+	}
+	if e.closed || p.slot < e.cfg.Processes || e.slotNext[p.slot] != nil {
+		e.mu.Unlock()
+		return false
+	}
+	e.slotRunning[p.slot] = false
+	var stop []*proc
+	for _, w := range slices.Clone(e.waiters) {
+		stop = append(stop, e.provisionLocked(w.group)...)
+	}
+	e.mu.Unlock()
+	for _, q := range stop {
+		q.stop(reasonEvicted)
+	}
+	return true
 }
 
 // waiter is a reservation waiting for a process.
 type waiter struct {
-	ch   chan *proc
-	want *program
+	ch    chan *proc
+	group *group
 	// idleOnly: the render needs a bundle loaded, which only an otherwise
 	// unused process may do (it never queues).
 	idleOnly bool
@@ -431,29 +478,34 @@ type waiter struct {
 // errClosed is a reservation after Close.
 var errClosed = errors.New("node engine closed")
 
-// reserve waits for an idle process, preferring one that has want loaded,
-// until ctx ends; when none is idle, a render may queue in a busy process
-// that has want loaded (pipelining: queueOK and config.Depth > 1). The
-// reservation is the caller's until release.
-func (e *Engine) reserve(ctx context.Context, want *program, queueOK bool) (*proc, error) {
+// reserve waits for an idle process of group g (or a fresh one, which it
+// binds to g), until ctx ends; when none is idle, a render may queue in a
+// busy process of g (pipelining: queueOK and config.Depth > 1). A group
+// with fewer processes than it may have starts one for the renders that
+// wait (provisionLocked). The reservation is the caller's until release.
+func (e *Engine) reserve(ctx context.Context, g *group, queueOK bool) (*proc, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return nil, errClosed
 	}
-	if p := e.takeIdleLocked(want); p != nil {
+	if p := e.takeIdleLocked(g); p != nil {
 		e.mu.Unlock()
 		return p, nil
 	}
 	if queueOK {
-		if p := e.takeQueuedLocked(want); p != nil {
+		if p := e.takeQueuedLocked(g); p != nil {
 			e.mu.Unlock()
 			return p, nil
 		}
 	}
-	w := &waiter{ch: make(chan *proc, 1), want: want, idleOnly: !queueOK}
+	w := &waiter{ch: make(chan *proc, 1), group: g, idleOnly: !queueOK}
 	e.waiters = append(e.waiters, w)
+	stop := e.provisionLocked(g)
 	e.mu.Unlock()
+	for _, q := range stop {
+		q.stop(reasonEvicted)
+	}
 	select {
 	case p := <-w.ch:
 		if p == nil {
@@ -475,15 +527,40 @@ func (e *Engine) reserve(ctx context.Context, want *program, queueOK bool) (*pro
 	}
 }
 
-// takeIdleLocked takes an idle process, one with want loaded if any.
-func (e *Engine) takeIdleLocked(want *program) *proc {
-	if len(e.idle) == 0 {
-		return nil
+// servesGroup reports whether p is g's.
+func (e *Engine) servesGroup(p *proc, g *group) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return p.group == g
+}
+
+// groupOf returns the group of progs.
+func (e *Engine) groupOf(progs ...*program) *group {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.groupLocked(progs)
+}
+
+// takeIdleLocked takes an idle process of g, one with all of g's bundles
+// loaded if any, else a fresh one if g may have another process; the most
+// recently released first.
+func (e *Engine) takeIdleLocked(g *group) *proc {
+	i := -1
+	for j := len(e.idle) - 1; j >= 0; j-- {
+		if p := e.idle[j]; p.group == g {
+			if len(p.loaded) == len(g.progs) {
+				i = j
+				break
+			}
+			if i < 0 {
+				i = j
+			}
+		}
 	}
-	i := len(e.idle) - 1
-	if want != nil {
-		if j := slices.IndexFunc(e.idle, func(p *proc) bool { return p.loaded[want] }); j >= 0 {
-			i = j
+	if i < 0 {
+		i = slices.IndexFunc(e.idle, func(p *proc) bool { return p.group == nil })
+		if i < 0 || !e.bindLocked(e.idle[i], g) {
+			return nil
 		}
 	}
 	p := e.idle[i]
@@ -499,16 +576,15 @@ func (e *Engine) holdLocked(p *proc) {
 	p.open = false
 }
 
-// takeQueuedLocked queues a render in a busy process that has want loaded
-// and room (fewer than config.Depth holders), the least held one; nil if
-// none.
-func (e *Engine) takeQueuedLocked(want *program) *proc {
-	if e.cfg.Depth < 2 || want == nil {
+// takeQueuedLocked queues a render in a busy process of g with room
+// (fewer than config.Depth holders), the least held one; nil if none.
+func (e *Engine) takeQueuedLocked(g *group) *proc {
+	if e.cfg.Depth < 2 {
 		return nil
 	}
 	var best *proc
 	for _, p := range e.procs {
-		if p != nil && e.queueableLocked(p, want) && (best == nil || p.holders < best.holders) {
+		if p != nil && e.queueableLocked(p, g) && (best == nil || p.holders < best.holders) {
 			best = p
 		}
 	}
@@ -518,9 +594,10 @@ func (e *Engine) takeQueuedLocked(want *program) *proc {
 	return best
 }
 
-// queueableLocked reports whether a render of want may queue in p.
-func (e *Engine) queueableLocked(p *proc, want *program) bool {
-	return p.open && !p.retire && !p.dead.Load() && p.holders < e.cfg.Depth && p.loaded[want]
+// queueableLocked reports whether a render of g may queue in p: its first
+// holder loaded g's bundles before it sent its render (open).
+func (e *Engine) queueableLocked(p *proc, g *group) bool {
+	return p.open && !p.retire && !p.evicted && !p.dead.Load() && p.holders < e.cfg.Depth && p.group == g
 }
 
 // opened marks p, whose render was sent, as taking queued renders (its
@@ -553,7 +630,7 @@ func (e *Engine) queueWaitersLocked(p *proc) []*waiter {
 	var handed []*waiter
 	for i := 0; i < len(e.waiters); {
 		w := e.waiters[i]
-		if w.idleOnly || !e.queueableLocked(p, w.want) {
+		if w.idleOnly || !e.queueableLocked(p, w.group) {
 			i++
 			continue
 		}
@@ -581,14 +658,17 @@ func (e *Engine) lacksQueued(p *proc, progs []*program) bool {
 	return false
 }
 
-// tryReserveLacking takes an idle process that does not have prg loaded,
-// without waiting; nil if none.
-func (e *Engine) tryReserveLacking(prg *program) *proc {
+// tryReserveLacking takes, without waiting, an idle process of g that
+// lacks prg, else a fresh one if g may have another process; nil if none.
+func (e *Engine) tryReserveLacking(g *group, prg *program) *proc {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	i := slices.IndexFunc(e.idle, func(p *proc) bool { return !p.loaded[prg] })
+	i := slices.IndexFunc(e.idle, func(p *proc) bool { return p.group == g && !p.loaded[prg] })
 	if i < 0 {
-		return nil
+		i = slices.IndexFunc(e.idle, func(p *proc) bool { return p.group == nil })
+		if i < 0 || !e.bindLocked(e.idle[i], g) {
+			return nil
+		}
 	}
 	p := e.idle[i]
 	e.idle = slices.Delete(e.idle, i, i+1)
@@ -597,14 +677,16 @@ func (e *Engine) tryReserveLacking(prg *program) *proc {
 }
 
 // release ends a reservation of p. A process left with holders stays
-// theirs, and a waiting render may queue in it. Otherwise it goes to the
-// first waiter, else to the idle set, and a render queued behind another
-// in a busy process is asked to leave it (withdrawQueuedLocked), so that no
-// render waits behind a slow one while a process is free. A dead process
-// is dropped (its supervisor replaces it); one due for recycling is
-// stopped.
+// theirs, and a waiting render of its group may queue in it. Otherwise it
+// goes to the first waiter of its group (a fresh one: of a group that may
+// have another process), else, if another group lacks processes for its
+// waiting renders, it makes room for it (evicted), else to the idle set,
+// and a render queued behind another in a busy process of its group is
+// asked to leave it (withdrawQueuedLocked), so that no render waits behind
+// a slow one while a process is free. A dead process is dropped (its
+// supervisor replaces it); one due for recycling, or whose group is not
+// live any more, is stopped.
 func (e *Engine) release(p *proc) {
-	e.unloadUnused(p)
 	e.mu.Lock()
 	if p.holders > 0 {
 		p.holders--
@@ -618,7 +700,8 @@ func (e *Engine) release(p *proc) {
 		return
 	}
 	p.busy, p.open = false, false
-	if p.dead.Load() || e.closed {
+	p.touch()
+	if p.dead.Load() || p.evicted || e.closed {
 		e.mu.Unlock()
 		return
 	}
@@ -627,18 +710,33 @@ func (e *Engine) release(p *proc) {
 		p.stop(reasonRecycled)
 		return
 	}
-	if len(e.waiters) > 0 {
-		w := e.waiters[0]
-		e.waiters = e.waiters[1:]
-		e.holdLocked(p)
+	if p.group != nil && !p.group.live() {
+		e.evictLocked(p, nil)
 		e.mu.Unlock()
-		w.ch <- p
+		p.stop(reasonEvicted)
 		return
+	}
+	for i, w := range e.waiters {
+		if e.bindLocked(p, w.group) {
+			e.waiters = slices.Delete(e.waiters, i, i+1)
+			e.holdLocked(p)
+			e.mu.Unlock()
+			w.ch <- p
+			return
+		}
+	}
+	if p.group != nil {
+		if h := e.starvedLocked(p.group); h != nil {
+			e.evictLocked(p, h)
+			e.mu.Unlock()
+			p.stop(reasonEvicted)
+			return
+		}
 	}
 	e.idle = append(e.idle, p)
 	e.withdrawQueuedLocked(p)
 	wake := false
-	if p.lacking || e.spreadHeld {
+	if p.group == nil || len(p.loaded) < len(p.group.progs) || e.spreadHeld {
 		// The spreader may load into a process only while another
 		// stays idle (and no render waits: there is none, p is idle).
 		wake = len(e.idle) >= 2
@@ -651,8 +749,8 @@ func (e *Engine) release(p *proc) {
 }
 
 // withdrawQueuedLocked asks one render queued behind another in a busy
-// process, if any, to come back for a process now that p is idle
-// (ticket.move): if its process has not started it, the executor gives it
+// process of p's group, if any, to come back for a process now that p is
+// idle (ticket.move): if its process has not started it, the executor gives it
 // back and it reserves again, finding p unless a new render took p first.
 // p is not held for it: the executor reads the withdraw only once the
 // render ahead of it yields, and a server render is mostly synchronous
@@ -662,8 +760,11 @@ func (e *Engine) release(p *proc) {
 // was freed while renders were queued), and the renders that came
 // meanwhile queued behind busy processes in turn.
 func (e *Engine) withdrawQueuedLocked(p *proc) {
+	if p.group == nil {
+		return
+	}
 	for _, o := range e.procs {
-		if o == nil || o == p || o.holders < 2 {
+		if o == nil || o == p || o.group != p.group || o.holders < 2 {
 			continue
 		}
 		if t := o.queuedTicket(); t != nil {
@@ -686,11 +787,15 @@ func (e *Engine) restartOnSchedule() {
 			return
 		case <-ticker.C:
 		}
-		for slot := range e.cfg.Processes {
+		for slot := range e.cfg.MaxProcesses {
 			e.mu.Lock()
 			p := e.procs[slot]
+			if p == nil || p.dead.Load() || p.evicted {
+				e.mu.Unlock()
+				continue
+			}
 			stopNow := false
-			if p != nil && !p.dead.Load() && !p.retire {
+			if !p.retire {
 				p.retire = true
 				if !p.busy {
 					e.idle = slices.DeleteFunc(e.idle, func(q *proc) bool { return q == p })
@@ -855,9 +960,14 @@ var errLoadGoesOn = errors.New("the caller left; the process finishes the load")
 func (e *Engine) loadInto(ctx context.Context, p *proc, prg *program) error {
 	e.mu.Lock()
 	has := p.loaded[prg]
+	inGroup := p.group != nil && slices.Contains(p.group.progs, prg)
 	e.mu.Unlock()
 	if has {
 		return nil
+	}
+	if !inGroup {
+		// The isolation rule (group.go): a bug if it is ever broken.
+		return fmt.Errorf("load bundle %s: not of the isolation group of node process %d (a gorender bug)", prg.name, p.pid)
 	}
 	e.loadsSent.Add(1)
 	if err := p.send(&header{T: "load", B: prg.key, Name: prg.name, File: prg.file, Dir: prg.dir, Map: prg.mapFile}, prg.source); err != nil {
@@ -918,36 +1028,5 @@ func (e *Engine) awaitLoad(stop <-chan struct{}, p *proc, prg *program, limit <-
 		case <-stop:
 			return false, nil
 		}
-	}
-}
-
-// unloadIdle drops the programs nothing uses any more from the idle
-// processes now (busy ones drop them when released).
-func (e *Engine) unloadIdle() {
-	e.mu.Lock()
-	idle := e.idle
-	e.idle = nil
-	for _, p := range idle {
-		p.busy = true
-	}
-	e.mu.Unlock()
-	for _, p := range idle {
-		e.release(p) // unloads, then hands p to a waiter or back to idle
-	}
-}
-
-// unloadUnused drops from p the programs nothing uses any more.
-func (e *Engine) unloadUnused(p *proc) {
-	e.mu.Lock()
-	var gone []*program
-	for prg := range p.loaded {
-		if !prg.live() {
-			gone = append(gone, prg)
-			delete(p.loaded, prg)
-		}
-	}
-	e.mu.Unlock()
-	for _, prg := range gone {
-		_ = p.send(&header{T: "unload", B: prg.key}, "")
 	}
 }

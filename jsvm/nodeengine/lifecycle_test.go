@@ -45,10 +45,14 @@ func running(t *testing.T, e *Engine, n int) []jsvm.ProcessStats {
 	return procs
 }
 
-// TestProcessesSharedAcrossBundles: W processes serve B bundles, each
-// process holding a context per bundle it rendered: never one process per
-// bundle and runtime.
-func TestProcessesSharedAcrossBundles(t *testing.T) {
+// TestProcessesPerIsolationGroup: each bundle's renders run in processes
+// of its own isolation group, which load no other bundle; a group has at
+// most W processes and all groups together at most MaxProcesses (2W): with
+// three bundles rendering at once, groups take the least recently used
+// idle process of another group, and every render still answers its own
+// bundle's output. (This replaced TestProcessesSharedAcrossBundles, which
+// asserted the shared processes that issue 27 removed.)
+func TestProcessesPerIsolationGroup(t *testing.T) {
 	e, _ := newEngine(t, config{Processes: 2, StubTimers: true})
 	var rts []jsvm.Runtime
 	for i := range 3 {
@@ -65,6 +69,22 @@ func TestProcessesSharedAcrossBundles(t *testing.T) {
 			rts = append(rts, rt)
 		}
 	}
+	stop := make(chan struct{})
+	bounds := make(chan error, 1)
+	go func() { // the bounds hold all along
+		for {
+			select {
+			case <-stop:
+				bounds <- nil
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if err := checkGroups(e, 2, 4); err != nil {
+				bounds <- err
+				return
+			}
+		}
+	}()
 	var wg sync.WaitGroup
 	for i, rt := range rts {
 		wg.Go(func() {
@@ -77,16 +97,46 @@ func TestProcessesSharedAcrossBundles(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	holdEverywhere(t, e, 2, 3) // every bundle in every process
-	procs := running(t, e, 2)
-	if e.spawned.Load() != 2 {
-		t.Errorf("%d processes started, want 2", e.spawned.Load())
+	close(stop)
+	if err := <-bounds; err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range procs {
+	for _, p := range e.Processes() {
 		if p.RSS <= 0 {
 			t.Errorf("process %d: RSS %d", p.Slot, p.RSS)
 		}
 	}
+}
+
+// checkGroups checks the isolation rule and the bounds: every process holds
+// only its group's bundles, a group has at most perGroup processes and
+// all at most total.
+func checkGroups(e *Engine, perGroup, total int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	alive := 0
+	byGroup := map[*group]int{}
+	for _, p := range e.procs {
+		if p == nil || p.dead.Load() {
+			continue
+		}
+		alive++
+		byGroup[p.group]++
+		for prg := range p.loaded {
+			if p.group == nil || !slices.Contains(p.group.progs, prg) {
+				return fmt.Errorf("process %d holds bundle %s outside its group", p.slot, prg.name)
+			}
+		}
+	}
+	if alive > total {
+		return fmt.Errorf("%d processes alive, want at most %d", alive, total)
+	}
+	for g, n := range byGroup {
+		if g != nil && n > perGroup {
+			return fmt.Errorf("group %s has %d processes, want at most %d", g.key, n, perGroup)
+		}
+	}
+	return nil
 }
 
 // TestDeadlineKillsOnlyItsProcess: a render past its deadline in a loop
@@ -96,11 +146,13 @@ func TestProcessesSharedAcrossBundles(t *testing.T) {
 func TestDeadlineKillsOnlyItsProcess(t *testing.T) {
 	e, _ := newEngine(t, config{Processes: 2})
 	loop := load(t, e, "loop", "", `var x = 1;`)
+	// loop in both processes (its isolation group's), then other in a
+	// third of its own: no background load holds a process when the
+	// runaway render comes.
+	holdEverywhere(t, e, 2, 1)
 	other := load(t, e, "other", "", `var y = 2;`)
-	// Both bundles in both processes: no background load holds a process
-	// when the runaway render comes.
-	holdEverywhere(t, e, 2, 2)
-	before := running(t, e, 2)
+	holdEverywhere(t, e, 3, 1)
+	before := running(t, e, 3)
 
 	slow := make(chan error, 1)
 	slowStarted := make(chan struct{})
@@ -143,7 +195,7 @@ func TestDeadlineKillsOnlyItsProcess(t *testing.T) {
 	if err := <-slow; err != nil {
 		t.Fatalf("the other process's render: %v", err)
 	}
-	after := running(t, e, 2)
+	after := running(t, e, 3)
 	killed := 0
 	for i := range before {
 		if !alive(before[i].PID) {
@@ -151,7 +203,7 @@ func TestDeadlineKillsOnlyItsProcess(t *testing.T) {
 		}
 	}
 	if killed != 1 {
-		t.Errorf("%d of the 2 processes gone, want exactly the runaway's", killed)
+		t.Errorf("%d of the 3 processes gone, want exactly the runaway's", killed)
 	}
 	if got := e.ProcessRestarts()[reasonDeadline]; got != 1 {
 		t.Errorf("restarts for deadline = %d, want 1 (all: %v)", got, e.ProcessRestarts())

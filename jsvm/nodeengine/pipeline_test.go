@@ -591,11 +591,15 @@ func TestQueuedStreamStartsInOrder(t *testing.T) {
 
 // dropFrom unloads prg from the process of slot, idle, as if it had never
 // loaded it (a process replaced since, one the spreader has not reached).
-func dropFrom(t *testing.T, e *Engine, slot int, prg jsvm.Program) {
+func dropFrom(t *testing.T, e *Engine, slot int, prg jsvm.Program, set ...jsvm.Program) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := e.reserve(ctx, nil, false)
+	progs := []*program{prg.(*program)}
+	for _, o := range set {
+		progs = append(progs, o.(*program))
+	}
+	p, err := e.reserve(ctx, e.groupOf(progs...), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -612,86 +616,106 @@ func dropFrom(t *testing.T, e *Engine, slot int, prg jsvm.Program) {
 }
 
 // TestQueuedRenderNeedingALoadWaitsForAnIdleProcess: a render that finds
-// the only process busy, and that needs a bundle that process has not
-// loaded (its own, or one of its request's bundle set), does not queue in
-// it (only a process with no other holder loads a bundle): nothing is
-// written to the process while the render ahead runs; once that one
-// answers, the waiting render loads its bundle there and is answered with
-// that bundle's output, within its deadline.
+// the only process of its isolation group busy, and that needs a bundle of
+// its set that process has not loaded (a replaced process, one the
+// spreader has not reached), does not queue in it (only a process with no
+// other holder loads a bundle): nothing is written to the process while
+// the render ahead runs; once that one answers, the waiting render loads
+// its bundle there and is answered with that bundle's output, within its
+// deadline. (Its case "its own bundle", a render of b queued in a process
+// of a, is gone with the shared processes: b renders in b's own.)
 func TestQueuedRenderNeedingALoadWaitsForAnIdleProcess(t *testing.T) {
-	for _, tc := range []struct {
-		name, want string
-		// render is the render needing b, on a runtime of a or of b.
-		render func(rtA, rtB jsvm.Runtime) (string, error)
-	}{
-		{"its own bundle", "b", func(rtA, rtB jsvm.Runtime) (string, error) {
-			return eval(t, rtB, "b", `me`)
-		}},
-		{"a bundle of its set", "a+b", func(rtA, rtB jsvm.Runtime) (string, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			res, err := rtA.Eval(ctx, `me + '+' + runOnOtherBundle('b', 'me')`, jsvm.NewRequest(map[string]jsvm.Runtime{"a": rtA, "b": rtB}))
-			return res.Body, err
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e, _ := newEngine(t, config{Depth: 4, SupportModules: true})
-			dir := t.TempDir()
-			a := gatedBundle(t, e, dir, "a", "", "")
-			b := gatedBundle(t, e, dir, "b", "", "")
-			rtSlow, rtA, rtB := loadProgram(t, e, a), loadProgram(t, e, a), loadProgram(t, e, b)
-			dropFrom(t, e, 0, b)
-			before := e.loadsSent.Load()
-
-			slow := evalAsync(t, rtSlow, "a", `wait('go')`)
-			waitFor(t, 10*time.Second, "the slow render sent", func() bool { return sentTo(e, 0) == 1 })
-			out := make(chan string, 1)
-			go func() {
-				got, err := tc.render(rtA, rtB)
-				if err != nil {
-					got = "error: " + err.Error()
-				}
-				out <- got
-			}()
-			// The render either waits for a process (the rule) or was
-			// written to the busy one, with or without loading b first.
-			waitFor(t, 10*time.Second, "the render waiting or sent", func() bool {
-				e.mu.Lock()
-				waiting := len(e.waiters)
-				e.mu.Unlock()
-				return waiting == 1 || sentTo(e, 0) > 1 || e.loadsSent.Load() > before
-			})
-			if n := e.loadsSent.Load(); n != before {
-				t.Errorf("b was sent to the busy process to load (%d loads, want %d)", n, before)
-			}
-			if n := sentTo(e, 0); n != 1 {
-				t.Errorf("%d renders written to the busy process, want 1 (the render needing b queued in it)", n)
-			}
-			if n := holders(e, 0); n != 1 {
-				t.Errorf("the busy process has %d holders, want 1", n)
-			}
-
-			touch(t, dir, "go")
-			select {
-			case got := <-slow:
-				if got != "a" {
-					t.Fatalf("the slow render: %q", got)
-				}
-			case got := <-out:
-				t.Fatalf("the render needing b answered (%q) before the render ahead of it", got)
-			}
-			select {
-			case got := <-out:
-				if got != tc.want {
-					t.Errorf("the render needing b: %q, want %q", got, tc.want)
-				}
-			case <-time.After(60 * time.Second):
-				t.Fatal("the render needing b was never answered")
-			}
-			if n := e.loadsSent.Load(); n != before+1 {
-				t.Errorf("%d loads after the renders, want %d (b once, in the freed process)", n, before+1)
-			}
-			waitFor(t, 10*time.Second, "the process idle", func() bool { return holders(e, 0) == 0 && sentTo(e, 0) == 0 })
-		})
+	e, _ := newEngine(t, config{Depth: 4, SupportModules: true})
+	dir := t.TempDir()
+	a := gatedBundle(t, e, dir, "a", "", "")
+	b := gatedBundle(t, e, dir, "b", "", "")
+	rtSlow, rtA, rtB := loadProgram(t, e, a), loadProgram(t, e, a), loadProgram(t, e, b)
+	inSet := func(rt jsvm.Runtime, code string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := rt.Eval(ctx, code, jsvm.NewRequest(map[string]jsvm.Runtime{"a": rt, "b": rtB}))
+		return res.Body, err
 	}
+	// The set {a, b} gets a process of its own, which then lacks b.
+	if got, err := inSet(rtSlow, `me + '+' + runOnOtherBundle('b', 'me')`); err != nil || got != "a+b" {
+		t.Fatalf("%q %v", got, err)
+	}
+	g := e.groupOf(a.(*program), b.(*program))
+	slot := -1
+	e.mu.Lock()
+	for _, p := range e.procs {
+		if p != nil && p.group == g {
+			slot = p.slot
+		}
+	}
+	e.mu.Unlock()
+	dropFrom(t, e, slot, b, a)
+	before := e.loadsSent.Load()
+
+	slow := make(chan string, 1)
+	go func() {
+		got, err := inSet(rtSlow, `wait('go')`)
+		if err != nil {
+			got = "error: " + err.Error()
+		}
+		slow <- got
+	}()
+	waitFor(t, 10*time.Second, "the slow render sent", func() bool { return sentTo(e, slot) == 1 })
+	if n := e.loadsSent.Load(); n != before+1 {
+		t.Fatalf("%d loads for the slow render, want 1 (b)", n-before)
+	}
+	dropFrom := func() { // b is gone again once the slow render holds the process
+		e.mu.Lock()
+		delete(e.procs[slot].loaded, b.(*program))
+		e.mu.Unlock()
+	}
+	dropFrom()
+	before = e.loadsSent.Load()
+	out := make(chan string, 1)
+	go func() {
+		got, err := inSet(rtA, `me + '+' + runOnOtherBundle('b', 'me')`)
+		if err != nil {
+			got = "error: " + err.Error()
+		}
+		out <- got
+	}()
+	// The render either waits for a process (the rule) or was
+	// written to the busy one, with or without loading b first.
+	waitFor(t, 10*time.Second, "the render waiting or sent", func() bool {
+		e.mu.Lock()
+		waiting := len(e.waiters)
+		e.mu.Unlock()
+		return waiting == 1 || sentTo(e, slot) > 1 || e.loadsSent.Load() > before
+	})
+	if n := e.loadsSent.Load(); n != before {
+		t.Errorf("b was sent to the busy process to load (%d loads, want %d)", n, before)
+	}
+	if n := sentTo(e, slot); n != 1 {
+		t.Errorf("%d renders written to the busy process, want 1 (the render needing b queued in it)", n)
+	}
+	if n := holders(e, slot); n != 1 {
+		t.Errorf("the busy process has %d holders, want 1", n)
+	}
+
+	touch(t, dir, "go")
+	select {
+	case got := <-slow:
+		if got != "a" {
+			t.Fatalf("the slow render: %q", got)
+		}
+	case got := <-out:
+		t.Fatalf("the render needing b answered (%q) before the render ahead of it", got)
+	}
+	select {
+	case got := <-out:
+		if got != "a+b" {
+			t.Errorf("the render needing b: %q, want %q", got, "a+b")
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the render needing b was never answered")
+	}
+	if n := e.loadsSent.Load(); n != before+1 {
+		t.Errorf("%d loads after the renders, want %d (b once, in the freed process)", n, before+1)
+	}
+	waitFor(t, 10*time.Second, "the process idle", func() bool { return holders(e, slot) == 0 && sentTo(e, slot) == 0 })
 }

@@ -76,8 +76,12 @@ type proc struct {
 	open    bool              // it takes queued renders: its first holder sent its render (no load comes)
 	retire  bool              // stop it once released (recycled)
 	renders int               // renders run, for recycling
-	loaded  map[*program]bool // bundles evaluated in it
-	lacking bool              // it lacks a bundle the spreader spreads (spread.go)
+	loaded  map[*program]bool // bundles evaluated in it: its group's (group.go)
+	// group is its isolation group (group.go); nil while it is fresh.
+	group    *group
+	evicted  bool      // stopped because it is not needed any more: its slot's next process is not its group's
+	ready    bool      // started and offered for work
+	lastUsed time.Time // when it was last released, for eviction
 }
 
 // spawnLimit bounds the whole start of a process: exec, Node's own start,
@@ -147,7 +151,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		RunOnOtherTooDeep:  jsvm.RunOnOtherTooDeepText,
 		CrossingStreamsMax: jsvm.MaxCrossingStreams,
 		CrossingStreams:    jsvm.CrossingStreamsText,
-		SourceMapLimit:     e.cfg.SourceMapLimit / int64(e.cfg.Processes),
+		SourceMapLimit:     e.cfg.SourceMapLimit / int64(e.cfg.MaxProcesses),
 		MaxResult:          e.resultLimit(),
 	}}
 	if err := p.send(init, jsenv.Env); err != nil {
@@ -488,6 +492,7 @@ const (
 	reasonLoadDeadline = "load_deadline" // a bundle took too long to evaluate
 	reasonRecycled     = "recycled"      // it ran RENDERER_MAX_RENDERS_PER_RUNTIME renders
 	reasonStart        = "start"         // it did not start
+	reasonEvicted      = "evicted"       // its group's bundles were let go of, or another group took its slot
 	reasonShutdown     = "shutdown"      // gorender is stopping
 	reasonCrash        = "crash"
 	reasonOOM          = "oom"
@@ -495,7 +500,7 @@ const (
 
 // restartReasons are the reasons gorender_engine_process_restarts_total
 // counts (not shutdown).
-var restartReasons = []string{reasonDeadline, reasonUnresponsive, reasonProtocol, reasonBundleFault, reasonLoadDeadline, reasonRecycled, reasonStart, reasonCrash, reasonOOM}
+var restartReasons = []string{reasonDeadline, reasonUnresponsive, reasonProtocol, reasonBundleFault, reasonLoadDeadline, reasonRecycled, reasonStart, reasonEvicted, reasonCrash, reasonOOM}
 
 // kill ends the process at once (SIGKILL to its process group) and marks it
 // dead; the first reason given is kept.

@@ -51,14 +51,16 @@ func (r *bundleRuntime) Load(ctx context.Context, p jsvm.Program) error {
 	return r.eng.warm(ctx, prg)
 }
 
-// warm evaluates prg in a process: the first time in any (a bundle that
-// fails to evaluate fails here), then in one more that lacks it if one is
-// idle now.
+// warm evaluates prg in a process of the group of prg alone (the renders
+// that have it as entry and no dependency): the first time in any (a
+// bundle that fails to evaluate fails here), then in one more of the group
+// that lacks it (or a fresh one) if one is idle now.
 func (e *Engine) warm(ctx context.Context, prg *program) error {
 	e.mu.Lock()
+	g := e.groupLocked([]*program{prg})
 	anywhere := false
 	for _, p := range e.procs {
-		if p != nil && p.loaded[prg] {
+		if p != nil && p.group == g && p.loaded[prg] {
 			anywhere = true
 			break
 		}
@@ -66,12 +68,12 @@ func (e *Engine) warm(ctx context.Context, prg *program) error {
 	e.mu.Unlock()
 	var p *proc
 	if anywhere {
-		if p = e.tryReserveLacking(prg); p == nil {
+		if p = e.tryReserveLacking(g, prg); p == nil {
 			return nil
 		}
 	} else {
 		var err error
-		if p, err = e.reserve(ctx, nil, false); err != nil {
+		if p, err = e.reserve(ctx, g, false); err != nil {
 			return fmt.Errorf("load bundle %s: no node process became free: %w", prg.name, err)
 		}
 	}
@@ -82,18 +84,40 @@ func (e *Engine) warm(ctx context.Context, prg *program) error {
 	return err
 }
 
-// Reserve implements jsvm.Reserver: it waits for a process for this
-// runtime's next render.
-func (r *bundleRuntime) Reserve(ctx context.Context) error {
+// Reserve implements jsvm.Reserver: it waits for a process of the group
+// of this runtime's bundle and with's for this runtime's next render.
+func (r *bundleRuntime) Reserve(ctx context.Context, with []jsvm.Runtime) error {
 	if r.reserved.Load() != nil {
 		return nil
 	}
-	p, err := r.eng.reserve(ctx, r.prg, true)
+	progs, err := r.setOf(with)
+	if err != nil {
+		return err
+	}
+	p, err := r.eng.reserve(ctx, r.eng.groupOf(progs...), true)
 	if err != nil {
 		return err
 	}
 	r.reserved.Store(p)
 	return nil
+}
+
+// setOf is the programs of a render of this runtime with others: its own
+// first.
+func (r *bundleRuntime) setOf(others []jsvm.Runtime) ([]*program, error) {
+	if r.prg == nil {
+		return nil, errors.New("evaluate: no bundle loaded")
+	}
+	progs := make([]*program, 1, 1+len(others))
+	progs[0] = r.prg
+	for _, rt := range others {
+		other, ok := rt.(*bundleRuntime)
+		if !ok || other.prg == nil {
+			return nil, fmt.Errorf("evaluate: the runtime %T of a dependency bundle is not a loaded node runtime", rt)
+		}
+		progs = append(progs, other.prg)
+	}
+	return progs, nil
 }
 
 // Unreserve implements jsvm.Reserver.
@@ -125,7 +149,7 @@ func (r *bundleRuntime) Close() {
 		gone := r.prg.closed && r.prg.refs == 0
 		r.prg.mu.Unlock()
 		if gone {
-			r.eng.unloadIdle()
+			r.eng.stopUnneeded()
 		}
 	}
 }
@@ -154,13 +178,43 @@ func (r *bundleRuntime) Eval(ctx context.Context, code string, req *jsvm.Request
 		req = jsvm.NewRequest(nil)
 	}
 	started := time.Now()
+	set := make(map[string]string, len(req.Runtimes))
+	others := make([]jsvm.Runtime, 0, len(req.Runtimes))
+	for id, rt := range req.Runtimes {
+		if rt == jsvm.Runtime(r) {
+			continue
+		}
+		other, ok := rt.(*bundleRuntime)
+		if !ok || other.prg == nil {
+			return jsvm.Result{}, fmt.Errorf("evaluate: the runtime of bundle %q is not a loaded node runtime", id)
+		}
+		set[id] = other.prg.key
+		others = append(others, rt)
+	}
+	for id, rt := range req.Runtimes {
+		if rt == jsvm.Runtime(r) {
+			set[id] = r.prg.key
+		}
+	}
+	progs, err := r.setOf(others)
+	if err != nil {
+		return jsvm.Result{}, err
+	}
+	g := r.eng.groupOf(progs...)
 	p := r.reserved.Load()
 	owned := p == nil
+	if !owned && !r.eng.servesGroup(p, g) {
+		// Reserved for another set (not the pools' way): it runs where
+		// its own set runs.
+		r.eng.release(p)
+		r.reserved.Store(nil)
+		p, owned = nil, true
+	}
 	queueOK := true
 	for {
 		if p == nil {
 			var err error
-			if p, err = r.eng.reserve(ctx, r.prg, queueOK); err != nil {
+			if p, err = r.eng.reserve(ctx, g, queueOK); err != nil {
 				if !owned {
 					r.reserved.Store(nil)
 				}
@@ -173,7 +227,7 @@ func (r *bundleRuntime) Eval(ctx context.Context, code string, req *jsvm.Request
 				r.reserved.Store(p)
 			}
 		}
-		rn := &render{rt: r, p: p, req: req, code: code, started: started}
+		rn := &render{rt: r, p: p, req: req, code: code, started: started, set: set, progs: progs}
 		res, err := rn.run(ctx)
 		if rn.elsewhere {
 			// It never ran in p: it reserves another (an idle one if it
@@ -205,6 +259,8 @@ type render struct {
 	req     *jsvm.Request
 	code    string
 	started time.Time
+	set     map[string]string // the render set's bundle ids, to program keys
+	progs   []*program        // the render set: its group's programs, the entry's first
 	id      uint64
 	funcs   map[string]jsvm.HostFunc
 	t       *ticket
@@ -220,18 +276,7 @@ type render struct {
 }
 
 func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
-	r, p, req := rn.rt, rn.p, rn.req
-	set := make(map[string]string, len(req.Runtimes))
-	progs := make([]*program, 1, 1+len(req.Runtimes))
-	progs[0] = r.prg
-	for id, rt := range req.Runtimes {
-		other, ok := rt.(*bundleRuntime)
-		if !ok || other.prg == nil {
-			return jsvm.Result{}, fmt.Errorf("evaluate: the runtime of bundle %q is not a loaded node runtime", id)
-		}
-		set[id] = other.prg.key
-		progs = append(progs, other.prg)
-	}
+	r, p, req, set, progs := rn.rt, rn.p, rn.req, rn.set, rn.progs
 	if r.eng.lacksQueued(p, progs) {
 		// Queued behind another render: only a process with no other
 		// holder may load a bundle (a load cannot wait behind a render).

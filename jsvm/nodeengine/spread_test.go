@@ -128,56 +128,65 @@ func TestBundleSpreadsToEveryProcess(t *testing.T) {
 	}
 }
 
-// TestSpreadHoldsUpNoRender: a process loading a bundle in the background
-// is not given a render another process can take, and a render waiting for
-// a process gets the next one freed before the spreader does.
-func TestSpreadHoldsUpNoRender(t *testing.T) {
-	e, _ := newEngine(t, config{Processes: 2, SupportModules: true})
-	dir := t.TempDir()
-	// g: renders that wait for a gate; s and t: bundles whose evaluation
-	// waits while hold (hold2) exists until release (for ever).
-	g := gatedBundle(t, e, dir, "g", "", "")
-	s := gatedBundle(t, e, dir, "s", "hold", "release")
-	tb := gatedBundle(t, e, dir, "t", "hold2", "")
-	rtG := loadProgram(t, e, g)
-	holdEverywhere(t, e, 2, 1)
+// otherSlot is the slot of the running process other than slot (of two).
+func otherSlot(t *testing.T, e *Engine, slot int) int {
+	t.Helper()
+	for _, p := range running(t, e, 2) {
+		if p.Slot != slot {
+			return p.Slot
+		}
+	}
+	t.Fatal("no other process")
+	return -1
+}
 
-	// A render holds one process (busy); s and t load into the other,
-	// which the spreader leaves alone: it is the only idle one.
-	gate1 := evalAsync(t, rtG, "g", `wait('gate1')`)
+// TestSpreadHoldsUpNoRender: a process loading a bundle of its group in
+// the background is not given a render another process can take, and a
+// render waiting for a process gets the next one freed before the spreader
+// does. (Before isolation groups it spread other bundles into a shared
+// process; now it is a process of the group that lacks the bundle: one
+// replaced since, here one the bundle was dropped from.)
+func TestSpreadHoldsUpNoRender(t *testing.T) {
+	e, _ := newEngine(t, config{Processes: 2, MaxProcesses: 2, SupportModules: true})
+	dir := t.TempDir()
+	// s: renders that wait for a gate, and whose evaluation waits while
+	// hold exists until release.
+	s := gatedBundle(t, e, dir, "s", "hold", "release")
+	rtS := loadProgram(t, e, s)
+	holdEverywhere(t, e, 2, 1)
+	loads := e.loadsSent.Load()
+
+	// A render holds one process; s is dropped from the other, which the
+	// spreader leaves alone: it is the only idle one.
+	gate1 := evalAsync(t, rtS, "s", `wait('gate1')`)
 	waitFor(t, 30*time.Second, "the first render running", func() bool { return len(busySlots(e)) == 1 })
 	busy := busySlots(e)[0]
-	rtS := loadProgram(t, e, s)
-	loadProgram(t, e, tb)
-	if n := e.loadsSent.Load(); n != 4 {
-		t.Fatalf("%d loads, want 4 (g twice, s, t)", n)
+	lacking := otherSlot(t, e, busy)
+	dropFrom(t, e, lacking, s)
+	touch(t, dir, "hold")
+	if n := e.loadsSent.Load(); n != loads {
+		t.Fatalf("%d loads while one process was idle, want none", n-loads)
 	}
 
-	// Once the render ends, the spreader loads s (the older bundle) into
-	// its process, where it waits for release.
-	touch(t, dir, "hold")
-	touch(t, dir, "hold2")
+	// Once the render ends, the spreader loads s into the process that
+	// lacks it, where it waits for release.
 	touch(t, dir, "gate1")
-	if got := <-gate1; got != "g" {
+	if got := <-gate1; got != "s" {
 		t.Fatal(got)
 	}
 	waitFor(t, 30*time.Second, "s loading in the background", func() bool {
 		b := busySlots(e)
-		return e.loadsSent.Load() == 5 && len(b) == 1 && b[0] == busy
+		return e.loadsSent.Load() == loads+1 && len(b) == 1 && b[0] == lacking
 	})
 
 	// A render goes to the other process while that load runs.
 	if got := mustEval(t, rtS, "s", "me"); got != "s" {
 		t.Fatal(got)
 	}
-	if got := mustEval(t, rtG, "g", "me"); got != "g" {
-		t.Fatal(got)
-	}
 
 	// A render that waits for a process (the other one runs gate2's
-	// render) gets the loading one when its load ends, before the spreader
-	// could load t into it (which would wait while hold2 exists).
-	gate2 := evalAsync(t, rtG, "g", `wait('gate2')`)
+	// render) gets the loading one when its load ends.
+	gate2 := evalAsync(t, rtS, "s", `wait('gate2')`)
 	waitFor(t, 30*time.Second, "both processes busy", func() bool { return len(busySlots(e)) == 2 })
 	waiting := evalAsync(t, rtS, "s", "me")
 	waitFor(t, 30*time.Second, "a render waiting", func() bool {
@@ -194,58 +203,58 @@ func TestSpreadHoldsUpNoRender(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the waiting render did not get the process that finished loading")
 	}
-	if n := e.loadsSent.Load(); n != 5 {
-		t.Errorf("%d loads, want 5: the waiting render loaded s", n)
-	}
-
-	// Once both are idle, t spreads too.
-	if err := os.Remove(filepath.Join(dir, "hold2")); err != nil {
-		t.Fatal(err)
+	if n := e.loadsSent.Load(); n != loads+1 {
+		t.Errorf("%d loads, want 1: the waiting render loaded s", n-loads)
 	}
 	touch(t, dir, "gate2")
-	if got := <-gate2; got != "g" {
+	if got := <-gate2; got != "s" {
 		t.Fatal(got)
 	}
-	holdEverywhere(t, e, 2, 3)
+	holdEverywhere(t, e, 2, 1)
 }
 
 // TestFailedSpreadIsNotRetried: a bundle that fails to load in the
-// background is not spread again (it loads where a render needs it), and
-// the spreader goes on with the others.
+// background is not spread again: it loads where a render needs it.
+// (Before isolation groups the spreader then went on with another bundle
+// in the same processes; a group's processes hold its bundles only.)
 func TestFailedSpreadIsNotRetried(t *testing.T) {
-	e, logs := newEngine(t, config{Processes: 2, SupportModules: true})
+	e, logs := newEngine(t, config{Processes: 2, MaxProcesses: 2, SupportModules: true})
 	dir := t.TempDir()
-	g := gatedBundle(t, e, dir, "g", "", "")
-	rtG := loadProgram(t, e, g)
-	holdEverywhere(t, e, 2, 1)
-	// One process busy: c loads into the other only, then fails to load
-	// anywhere else.
-	gate := evalAsync(t, rtG, "g", `wait('go')`)
-	waitFor(t, 30*time.Second, "a render running", func() bool { return len(busySlots(e)) == 1 })
-	src := fmt.Sprintf(`if (require('fs').existsSync(%q)) throw new Error('c fails now'); var me = 'c';`, filepath.Join(dir, "fail"))
+	src := fmt.Sprintf(`var fs = require('fs'), path = require('path'), dir = %q;
+if (fs.existsSync(path.join(dir, 'fail'))) throw new Error('c fails now');
+globalThis.me = 'c';
+globalThis.wait = function (name) {
+  return new Promise(function (resolve) {
+    (function poll() { if (fs.existsSync(path.join(dir, name))) resolve(me); else setTimeout(poll, 5); })();
+  });
+};`, dir)
 	c, err := e.Compile("c", filepath.Join(dir, "c.js"), src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	loadProgram(t, e, c)
+	rtC := loadProgram(t, e, c)
+	holdEverywhere(t, e, 2, 1)
+	// One process busy, c dropped from the other: once the render ends,
+	// c's background load there fails.
+	gate := evalAsync(t, rtC, "c", `wait('go')`)
+	waitFor(t, 30*time.Second, "a render running", func() bool { return len(busySlots(e)) == 1 })
+	dropFrom(t, e, otherSlot(t, e, busySlots(e)[0]), c)
 	touch(t, dir, "fail")
+	loads := e.loadsSent.Load()
 	touch(t, dir, "go")
-	if got := <-gate; got != "g" {
+	if got := <-gate; got != "c" {
 		t.Fatal(got)
 	}
 	waitFor(t, 30*time.Second, "the background load failed", func() bool {
 		return strings.Contains(logs.String(), "bundle failed to load in the background")
 	})
-	// d spreads; c, older, would come first if it were tried again.
-	loadProgram(t, e, gatedBundle(t, e, dir, "d", "", ""))
-	waitFor(t, 30*time.Second, "d in both processes", func() bool {
-		n := 0
-		for _, p := range running(t, e, 2) {
-			n += p.Bundles
+	// Renders come and go, each waking the spreader: c is not tried again.
+	for range 5 {
+		if got := mustEval(t, rtC, "c", "me"); got != "c" {
+			t.Fatal(got)
 		}
-		return n == 5 // g twice, c once, d twice
-	})
-	if n := e.loadsSent.Load(); n != 6 {
-		t.Errorf("%d loads, want 6 (g, c and d twice each: c's background load once)", n)
+	}
+	if n := e.loadsSent.Load(); n != loads+1 {
+		t.Errorf("%d loads, want 1 (c's background load once)", n-loads)
 	}
 }

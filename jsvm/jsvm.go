@@ -308,7 +308,7 @@ type InfoReporter interface {
 
 // ProcessStats is one engine process.
 type ProcessStats struct {
-	Slot    int   // its place among the engine's processes, 0 to n-1
+	Slot    int   // its place among the engine's processes, 0 to MaxProcesses-1
 	PID     int   // its operating-system process id
 	RSS     int64 // resident memory in bytes (0 where unknown)
 	Renders int   // renders it ran

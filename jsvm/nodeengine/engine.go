@@ -105,9 +105,11 @@ type Engine struct {
 	idle    []*proc
 	waiters []*waiter
 	// slotNext is the group the slot's next process starts for (nil:
-	// fresh): its replacement loads the group's bundles before it takes
-	// work. slotRunning says a supervisor runs the slot (group.go).
+	// fresh), and slotLoaded the bundles of it the slot's last process had
+	// loaded: its replacement loads them before it takes work. slotRunning
+	// says a supervisor runs the slot (group.go).
 	slotNext    []*group
+	slotLoaded  [][]*program
 	slotRunning []bool
 	groups      map[string]*group // by key
 	restarts    map[string]uint64 // processes replaced, by reason
@@ -205,6 +207,7 @@ func start(cfg config) (*Engine, error) {
 		childEnv:    childEnv(cfg.Environ),
 		procs:       make([]*proc, cfg.MaxProcesses),
 		slotNext:    make([]*group, cfg.MaxProcesses),
+		slotLoaded:  make([][]*program, cfg.MaxProcesses),
 		slotRunning: make([]bool, cfg.MaxProcesses),
 		groups:      make(map[string]*group),
 		restarts:    make(map[string]uint64, len(restartReasons)),
@@ -397,13 +400,15 @@ func (e *Engine) isClosed() bool {
 	return e.closed
 }
 
-// restore loads into a slot's new process the bundles of its group, so
-// that the renders it takes next do not pay for loading them.
+// restore loads into a slot's new process the bundles of its group its
+// predecessor had loaded, so that the renders it takes next do not pay for
+// loading them. (A process started for a group that had none there loads
+// them for the render that waits for it, under that render's deadline.)
 func (e *Engine) restore(p *proc) error {
 	e.mu.Lock()
 	var want []*program
 	if p.group != nil {
-		want = p.group.progs
+		want = e.slotLoaded[p.slot]
 	}
 	e.mu.Unlock()
 	for _, prg := range want {
@@ -446,6 +451,12 @@ func (e *Engine) retireProc(p *proc) bool {
 	e.idle = slices.DeleteFunc(e.idle, func(q *proc) bool { return q == p })
 	if !p.evicted {
 		e.slotNext[p.slot] = p.group
+		var progs []*program
+		for prg := range p.loaded {
+			progs = append(progs, prg)
+		}
+		slices.SortFunc(progs, func(a, b *program) int { return cmpKeys(a.key, b.key) })
+		e.slotLoaded[p.slot] = progs
 	}
 	if g := e.slotNext[p.slot]; g != nil && !g.live() {
 		e.slotNext[p.slot] = nil
@@ -495,6 +506,7 @@ func (e *Engine) reserve(ctx context.Context, g *group, queueOK bool) (*proc, er
 	}
 	if queueOK {
 		if p := e.takeQueuedLocked(g); p != nil {
+			e.growLocked(g)
 			e.mu.Unlock()
 			return p, nil
 		}
@@ -938,7 +950,7 @@ func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
 }
 
 // Close implements the pools' release of a program: once its last runtime
-// closes, every process unloads it.
+// closes, the processes of its isolation groups stop (group.go).
 func (prg *program) Close() {
 	prg.mu.Lock()
 	prg.closed = true

@@ -167,6 +167,20 @@ func (e *Engine) provisionLocked(g *group) []*proc {
 	return []*proc{victim}
 }
 
+// growLocked starts a process for g in a free slot, if g has fewer
+// processes than it may and none starting, when a render of g queued
+// behind another for want of an idle one: the group grows to its
+// processes under load as the shared processes served every bundle before
+// groups, without taking another group's (that is for renders that wait).
+func (e *Engine) growLocked(g *group) {
+	if n, pending := e.countLocked(g); n >= e.cfg.Processes || pending > 0 {
+		return
+	}
+	if i := slices.Index(e.slotRunning, false); i >= 0 {
+		e.startSlotLocked(i, g)
+	}
+}
+
 // starvedLocked returns a group, other than g, that renders wait for and
 // that lacks processes, for a process of g that goes idle to make room
 // for; nil if none.
@@ -190,6 +204,7 @@ func (e *Engine) evictLocked(p *proc, next *group) {
 	p.evicted = true
 	p.busy = true // taken by nobody: no one reserves it any more
 	e.slotNext[p.slot] = next
+	e.slotLoaded[p.slot] = nil
 	e.idle = slices.DeleteFunc(e.idle, func(q *proc) bool { return q == p })
 }
 
@@ -198,13 +213,13 @@ func (e *Engine) evictLocked(p *proc, next *group) {
 func (e *Engine) startSlotLocked(i int, g *group) {
 	e.slotRunning[i] = true
 	e.slotNext[i] = g
+	e.slotLoaded[i] = nil
 	e.supervisors.Add(1)
 	go e.supervise(i, nil)
 }
 
 // stopUnneeded stops the idle processes whose group is not live any more
-// (a bundle of it was let go of), and provisions for the waiting renders
-// the slots this frees; busy ones are stopped when released.
+// (a bundle of it was let go of); busy ones are stopped when released.
 func (e *Engine) stopUnneeded() {
 	e.mu.Lock()
 	var stop []*proc
@@ -214,6 +229,7 @@ func (e *Engine) stopUnneeded() {
 			stop = append(stop, p)
 		}
 	}
+	e.forgetGroupsLocked() // what no slot serves: their sources go
 	e.mu.Unlock()
 	for _, p := range stop {
 		p.stop(reasonEvicted)

@@ -781,7 +781,9 @@ func TestRestartOnSchedule(t *testing.T) {
 }
 
 // TestClosedProgramsAreUnloaded: once the pools let go of a bundle
-// (jsvm.ProgramCloser) and its last runtime closes, no process keeps it.
+// (jsvm.ProgramCloser) and its last runtime closes, no process keeps it:
+// the processes of its isolation group are stopped ("evicted"), and fresh
+// ones take the first RENDERER_WORKERS_COUNT slots.
 func TestClosedProgramsAreUnloaded(t *testing.T) {
 	e, _ := newEngine(t, config{Processes: 2, StubTimers: true})
 	p, err := e.Compile("gone", "", `var big = new Array(1e6).fill(1);`)
@@ -797,6 +799,7 @@ func TestClosedProgramsAreUnloaded(t *testing.T) {
 		rts = append(rts, rt)
 	}
 	holdEverywhere(t, e, 2, 1)
+	before := running(t, e, 2)
 	p.(jsvm.ProgramCloser).Close()
 	for _, rt := range rts {
 		rt.Close()
@@ -806,6 +809,10 @@ func TestClosedProgramsAreUnloaded(t *testing.T) {
 			t.Errorf("process %d holds %d bundles after, want 0", ps.Slot, ps.Bundles)
 		}
 	}
+	for _, ps := range before {
+		waitFor(t, 10*time.Second, "the bundle's processes stopped", func() bool { return !alive(ps.PID) })
+	}
+	waitFor(t, 10*time.Second, "2 evictions counted", func() bool { return e.ProcessRestarts()[reasonEvicted] == 2 })
 }
 
 // endlessStream never yields to the event loop: each chunk comes from a

@@ -181,6 +181,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_NODE_HEAP_LIMIT" $c.nodeHeapLimit)
   (list "RENDERER_NODE_SEMI_SPACE" $c.nodeSemiSpace)
   (list "RENDERER_NODE_QUEUE_DEPTH" $c.nodeQueueDepth)
+  (list "RENDERER_NODE_MAX_PROCESSES" $c.nodeMaxProcesses)
   (list "RENDERER_NODE_LOAD_TIMEOUT" $c.nodeLoadTimeout)
   (list "REPLAY_SERVER_ASYNC_OPERATION_LOGS" $c.replayServerAsyncOperationLogs)
   (list "RENDERER_CURRENT_GENERATION_MANIFEST" $c.currentGenerationManifest)

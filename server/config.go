@@ -612,7 +612,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_NODE_MAX_PROCESSES", Engine: "node", DefaultDoc: "2 × `RENDERER_WORKERS_COUNT`",
-		Doc: "the most node engine processes alive at once. A process belongs to one isolation group, the bundles of one render set (an entry bundle and its dependency bundles), and has up to `RENDERER_WORKERS_COUNT` processes; the default lets two groups (one deployment's bundle and the next one's during a rolling deploy, or an RSC pair) each have all of theirs. Past it, a group that lacks processes takes the least recently used idle one of another group (see [What confines bundle code](#what-confines-bundle-code)). At least `RENDERER_WORKERS_COUNT`",
+		Doc: "the most node engine processes alive at once. A process belongs to one isolation group, the bundles of one render set (an entry bundle and its dependency bundles), which has up to `RENDERER_WORKERS_COUNT` processes; the default lets two groups (one deployment's bundle and the next one's during a rolling deploy, or an RSC pair) each have all of theirs. Past it, a group that lacks processes takes the least recently used idle one of another group (see [The node engine](#the-node-engine)). At least `RENDERER_WORKERS_COUNT`",
 		Value: orComputed(number(func(c *Config) *int { return &c.NodeMaxProcesses }, 1, 4096),
 			func(l *loader) { l.c.NodeMaxProcesses = 2 * l.c.WorkersCount }),
 	},

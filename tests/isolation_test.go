@@ -14,15 +14,15 @@ import (
 // such set for its whole life; goja and quickjs hold it with a runtime per
 // bundle. Each test runs on every engine (GORENDER_TEST_ENGINE).
 
-// victimBundle renders a page holding the request's secret.
-const victimBundle = `globalThis.renderPage = (p) => '<div class="v">' + p.secret + '</div>';`
+// isolationVictim renders a page holding the request's secret.
+const isolationVictim = `globalThis.renderPage = (p) => '<div class="v">' + p.secret + '</div>';`
 
-// spyBundle, at its top level, wraps the built-ins a render's request and
+// isolationSpy, at its top level, wraps the built-ins a render's request and
 // answer pass through (Buffer, TextEncoder, TextDecoder, String.prototype
 // methods) to record what they see, and counts the async resources an
 // async_hooks hook sees; report() answers both. arm() makes the hook throw
 // from then on.
-const spyBundle = `
+const isolationSpy = `
 var seen = [], size = 0, quiet = false;
 function record(v) {
   if (quiet || size > (1 << 20)) return;
@@ -61,7 +61,7 @@ func isolationServer(t *testing.T, env map[string]string) (*server, string, stri
 	}
 	s := startServer(t, base)
 	victim, spy := newID("victim"), newID("spy")
-	s.upload(t, map[string]string{victim: victimBundle, spy: spyBundle}, nil)
+	s.upload(t, map[string]string{victim: isolationVictim, spy: isolationSpy}, nil)
 	return s, victim, spy
 }
 

@@ -192,9 +192,11 @@ func attackTheServer(t *testing.T, s *server) {
 	// Warm both, so that on node each has been evaluated in the processes.
 	s.render(t, tr, victim, `renderPage({secret: "warm"})`).want(t, tr, http.StatusOK, `<div class="v">warm</div>`)
 	s.render(t, tr, attacker, `typeof __req`).want(t, tr, http.StatusOK, "function")
+	// On node each bundle renders in processes of its own isolation group:
+	// the 2 started at start, and at most 2 × 2 workers in all.
 	kids := childrenOf(t, gorender)
-	if want := map[bool]int{true: 2, false: 0}[testEngine == "node"]; len(kids) != want {
-		t.Fatalf("%d child processes, want %d", len(kids), want)
+	if testEngine == "node" && (len(kids) < 2 || len(kids) > 4) || testEngine != "node" && len(kids) != 0 {
+		t.Fatalf("%d child processes, want 2 to 4 on node, none elsewhere", len(kids))
 	}
 	nice := niceOf(t, gorender)
 
@@ -247,8 +249,11 @@ func attackTheServer(t *testing.T, s *server) {
   attempt("kill ppid", () => P.kill(P.ppid, "SIGKILL"));`)))
 		s.get(t, tr, http.MethodGet, "/health").want(t, tr, http.StatusOK, `{"status":"ok"}`)
 		s.render(t, tr, victim, `renderPage({secret: "after"})`).want(t, tr, http.StatusOK, `<div class="v">after</div>`)
-		if got := childrenOf(t, gorender); fmt.Sprint(sortedInts(got)) != fmt.Sprint(sortedInts(kids)) {
-			t.Errorf("node processes %v, want the same %v", got, kids)
+		got := childrenOf(t, gorender)
+		for _, pid := range kids {
+			if !slices.Contains(got, pid) {
+				t.Errorf("node processes %v, want those before %v among them", got, kids)
+			}
 		}
 	})
 }

@@ -126,14 +126,15 @@ func TestQueueTimeout(t *testing.T) {
 	})
 	each := eachTransport
 	if testEngine == "node" {
-		// The node engine's one process serves every bundle: the two
-		// transports' bundles take turns instead of holding one runtime each.
+		// One transport's process replaced at a time: the wait below
+		// counts the processes.
 		each = eachTransportSerial
 	}
 	each(t, func(t *testing.T, tr transport) {
 		id := newID("s")
 		s.upload(t, map[string]string{id: markerBundle("free again")}, nil)
 		s.render(t, tr, id, "MARKER").want(t, tr, http.StatusOK, "free again")
+		procs := s.scrapeMetrics(t).value("gorender_engine_processes")
 
 		stuck := s.holdRuntime(t, tr, id)
 
@@ -149,8 +150,9 @@ func TestQueueTimeout(t *testing.T) {
 			// The runaway's process was killed at the deadline: renders
 			// wait for its replacement, which may take longer than the
 			// 200 ms queue timeout on a busy machine.
+			// Each bundle has a process of its own (isolation groups).
 			s.waitScrape(t, 30*time.Second, "the killed node process replaced", func(p promScrape) bool {
-				return p.value("gorender_engine_processes") == 1
+				return p.value("gorender_engine_processes") == procs
 			})
 		}
 		s.render(t, tr, id, "MARKER").want(t, tr, http.StatusOK, "free again")

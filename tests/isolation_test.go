@@ -150,11 +150,11 @@ func TestAsyncHookSeesNoOtherBundle(t *testing.T) {
 	}
 }
 
-// escape is a render's code that, on the node engine, reaches the
+// escapeRender is a render's code that, on the node engine, reaches the
 // executor's own process object through a host function's constructor
 // (Node's vm is no boundary) and runs body with its fs as fs; elsewhere
 // it answers why it could not.
-func escape(body string) string {
+func escapeRender(body string) string {
 	return `(function () {
   var P, fs;
   try {
@@ -173,7 +173,7 @@ func escape(body string) string {
 func TestEscapedBundleCannotForgeAnother(t *testing.T) {
 	s, victim, spy := isolationServer(t, nil)
 	renderVictim(t, s, victim, "CARD-4111-0000")
-	r := s.render(t, transports[0], spy, escape(`
+	r := s.render(t, transports[0], spy, escapeRender(`
   var orig = fs.writeSync;
   globalThis.stolen = [];
   fs.writeSync = function (fd, buf) {
@@ -203,7 +203,7 @@ func TestEscapedBundleCannotForgeAnother(t *testing.T) {
 	}
 	// Closing the executor's request pipe ends (at most) the spy's own
 	// process; the victim's renders answer, without waiting for a timeout.
-	r = s.render(t, transports[0], spy, escape(`fs.closeSync(3); return 'closed';`))
+	r = s.render(t, transports[0], spy, escapeRender(`fs.closeSync(3); return 'closed';`))
 	t.Logf("the spy's close: %d %s", r.Status, clip(r.Body))
 	for i := range 5 {
 		renderVictim(t, s, victim, fmt.Sprintf("CARD-5500-%04d", i))

@@ -143,7 +143,10 @@ func TestAsyncHookSeesNoOtherBundle(t *testing.T) {
 	if h3-h2 != h2-h1 {
 		t.Errorf("the spy's hook counted %d async resources across the victim's 10 renders and a report, %d for a report alone: it sees the victim's", h3-h2, h2-h1)
 	}
-	s.render(t, transports[0], spy, `arm()`).want(t, transports[0], http.StatusOK, "armed")
+	// The armed hook may fail the spy's own render (its process, on node,
+	// dies of the throw while the render's jobs drain): that is its own.
+	r := s.render(t, transports[0], spy, `arm()`)
+	t.Logf("the spy's arm: %d %s", r.Status, clip(r.Body))
 	for i := range 5 {
 		r := s.render(t, transports[0], victim, fmt.Sprintf(`Promise.resolve(1).then(function () { return renderPage({secret: 'ARMED-%d'}); })`, i))
 		r.want(t, transports[0], http.StatusOK, fmt.Sprintf(`<div class="v">ARMED-%d</div>`, i))

@@ -115,8 +115,10 @@ type Config struct {
 	Metrics bool
 	// Tracing is the OpenTelemetry trace export (the OTEL_* rows): off
 	// unless an OTLP endpoint or OTEL_TRACES_EXPORTER=otlp is set.
-	Tracing  tracing.Config
-	JSEngine string
+	Tracing tracing.Config
+	// JSEngine is the engine that runs the JavaScript: RENDERER_JS_ENGINE,
+	// auto resolved; JSEngineChoice says why auto chose it ("" when pinned).
+	JSEngine, JSEngineChoice string
 	// RewriteStringBuilds turns react-dom's quadratic `html += chunk`
 	// builds into array joins when goja loads a bundle
 	// (RENDERER_REWRITE_STRING_BUILDS, default true).
@@ -237,6 +239,34 @@ type value interface {
 type loader struct {
 	c      *Config
 	getenv func(string) string
+	// engine is the engine RENDERER_JS_ENGINE resolves to, once a row
+	// asked (jsEngine); why says why when it was chosen (auto).
+	engine, why string
+}
+
+// jsEngine is the engine the configuration runs, RENDERER_JS_ENGINE
+// resolved (engines.Choose runs Node.js once for auto): rows above its own
+// plan by it (GOMAXPROCS). "" with an invalid value, which its row reports.
+func (l *loader) jsEngine() string {
+	if l.engine != "" {
+		return l.engine
+	}
+	switch v := cmp.Or(l.getenv("RENDERER_JS_ENGINE"), engines.Auto); {
+	case v == engines.Auto:
+		l.engine, l.why = engines.Choose(l.getenv("RENDERER_NODE_PATH"))
+	case slices.Contains(engines.Names, v):
+		l.engine = v
+	}
+	return l.engine
+}
+
+// parseEngine reads RENDERER_JS_ENGINE: an engine's name, or auto.
+func parseEngine(l *loader, v string) error {
+	if v != engines.Auto && !slices.Contains(engines.Names, v) {
+		return errors.New("want one of " + engines.Auto + ", " + strings.Join(engines.Names, ", "))
+	}
+	l.c.JSEngine, l.c.JSEngineChoice = l.jsEngine(), l.why
+	return nil
 }
 
 func (l *loader) warn(format string, args ...any) {
@@ -586,9 +616,9 @@ var settings = []setting{
 		Value: tracingOnly(ratio(func(c *Config) *float64 { return &c.Tracing.SamplerArg })),
 	},
 	{
-		Name: "RENDERER_JS_ENGINE", Default: "goja",
-		Doc:   "`goja`, `quickjs` (modernc.org/quickjs, pure Go) or `node` (renders in Node.js 20+ processes gorender supervises); both opt-in, see [Engines](#engines)",
-		Value: choice(func(c *Config) *string { return &c.JSEngine }, engines.Names...),
+		Name: "RENDERER_JS_ENGINE", Default: engines.Auto,
+		Doc:   "`auto`: `node` where a Node.js 20+ runs here confined (`RENDERER_NODE_PATH`, else `node` on `PATH`), else `goja`, and the start-up log says which and why; `node` (renders in Node.js processes gorender supervises, at V8's speed), `goja` or `quickjs` (pure Go, in gorender's process) pin one, see [Engines](#engines)",
+		Value: custom{read: parseEngine, format: func(c *Config) string { return c.JSEngine }},
 	},
 	{
 		Name: "RENDERER_REWRITE_STRING_BUILDS", Default: "true", Engine: "goja",

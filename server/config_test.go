@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -39,7 +40,6 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"log level", c.LogLevel, slog.LevelInfo},
 		{"http log level", c.LogHTTPLevel, slog.LevelError},
 		{"metrics", c.Metrics, true},
-		{"engine", c.JSEngine, "goja"},
 		{"rewrite string builds", c.RewriteStringBuilds, true},
 		{"recycle grace", c.RecycleGrace, 30 * time.Second},
 		{"max connection age", c.MaxConnectionAge, time.Duration(0)},
@@ -50,6 +50,29 @@ func TestLoadConfigDefaults(t *testing.T) {
 		if ch.got != ch.want {
 			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
 		}
+	}
+}
+
+// TestEngineAuto: RENDERER_JS_ENGINE's default chooses an engine and says
+// why (jsvm/engines tests the choice itself); the choice plans GOMAXPROCS.
+func TestEngineAuto(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "node")
+	c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_NODE_PATH": missing}), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.JSEngine != "goja" || !strings.Contains(c.JSEngineChoice, "RENDERER_NODE_PATH="+missing) {
+		t.Errorf("without Node.js: engine %q, why %q", c.JSEngine, c.JSEngineChoice)
+	}
+	if c.Procs < minProcs {
+		t.Errorf("GOMAXPROCS planned %d on goja, want at least %d", c.Procs, minProcs)
+	}
+	c, err = LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_JS_ENGINE": "quickjs", "RENDERER_NODE_PATH": missing}), 0)
+	if err != nil || c.JSEngine != "quickjs" || c.JSEngineChoice != "" {
+		t.Errorf("pinned quickjs: %v, engine %q, why %q", err, c.JSEngine, c.JSEngineChoice)
+	}
+	if _, err := LoadConfig(env(map[string]string{"RENDERER_JS_ENGINE": "v8"}), 0); err == nil || !strings.Contains(err.Error(), "want one of auto, goja, quickjs, node") {
+		t.Errorf("RENDERER_JS_ENGINE=v8: %v", err)
 	}
 }
 
@@ -116,7 +139,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"restart vars alone", map[string]string{"RAILS_ENV": "test", "RENDERER_ALL_WORKERS_RESTART_INTERVAL": "5"}, "set both or neither"},
 		{"bad connection age", map[string]string{"RAILS_ENV": "test", "RENDERER_MAX_CONNECTION_AGE": "-1s"}, "RENDERER_MAX_CONNECTION_AGE"},
 		{"zero node load timeout", map[string]string{"RAILS_ENV": "test", "RENDERER_NODE_LOAD_TIMEOUT": "0"}, `RENDERER_NODE_LOAD_TIMEOUT="0": want a positive duration`},
-		{"unknown engine", map[string]string{"RAILS_ENV": "test", "RENDERER_JS_ENGINE": "v8"}, `RENDERER_JS_ENGINE="v8": want one of goja, quickjs`},
+		{"unknown engine", map[string]string{"RAILS_ENV": "test", "RENDERER_JS_ENGINE": "v8"}, `RENDERER_JS_ENGINE="v8": want one of auto, goja, quickjs`},
 		{"bad rewrite switch", map[string]string{"RAILS_ENV": "test", "RENDERER_REWRITE_STRING_BUILDS": "maybe"}, `RENDERER_REWRITE_STRING_BUILDS="maybe": want true/false, on/off, 1/0`},
 	}
 	for _, tc := range tests {
@@ -173,7 +196,7 @@ func TestMinProcs(t *testing.T) {
 	for _, tc := range []struct {
 		procs, engine string
 		want          int
-	}{{"", "", 2}, {"1", "", 1}, {"3", "", 3}, {"", "quickjs", 2}, {"", "node", 1}, {"3", "node", 3}} {
+	}{{"", "goja", 2}, {"1", "goja", 1}, {"3", "goja", 3}, {"", "quickjs", 2}, {"", "node", 1}, {"3", "node", 3}} {
 		runtime.GOMAXPROCS(1)
 		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOMAXPROCS": tc.procs, "RENDERER_JS_ENGINE": tc.engine}), 0)
 		if err != nil {

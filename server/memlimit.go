@@ -108,13 +108,14 @@ var startProcs = runtime.GOMAXPROCS(0)
 
 // parseProcs plans GOMAXPROCS: the variable as the runtime reads it, else
 // what the runtime found, but at least minProcs unless the node engine
-// renders (its row comes later in the table; its value is checked there).
+// renders (RENDERER_JS_ENGINE, resolved: its row comes later in the table
+// and reports a bad value).
 // The runtime ignores a malformed GOMAXPROCS without a word; gorender
 // refuses it.
 func parseProcs(l *loader, v string) error {
 	if v == "" {
 		l.c.Procs = runtime.GOMAXPROCS(0)
-		if l.getenv("RENDERER_JS_ENGINE") != "node" {
+		if l.jsEngine() != "node" {
 			l.c.Procs = max(l.c.Procs, minProcs)
 		}
 		return nil

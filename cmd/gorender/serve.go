@@ -98,6 +98,9 @@ func start(cfg *server.Config, environ []string, stderr io.Writer) (*server.Serv
 	cfg.ApplyRuntime()
 	cfg.Environ = environ
 	logger.LogAttrs(context.Background(), slog.LevelInfo, "configuration", cfg.Effective()...)
+	if cfg.JSEngineChoice != "" {
+		logger.Info("JavaScript engine chosen (RENDERER_JS_ENGINE=auto)", "engine", cfg.JSEngine, "why", cfg.JSEngineChoice)
+	}
 	for _, w := range cfg.Warnings {
 		logger.Warn(w)
 	}

@@ -14,13 +14,25 @@ import (
 	"github.com/gorender/gorender/jsvm/quickjsengine"
 )
 
-// Names are the engines New accepts, the default first.
+// Names are the engines New accepts.
 var Names = []string{"goja", "quickjs", "node"}
 
-// Default is the engine of an empty name.
-const Default = "goja"
+// Auto is the name that stands for the best engine this machine runs
+// (Choose): RENDERER_JS_ENGINE's default.
+const Auto = "auto"
 
-// New returns the engine named name ("" is Default) with the environment
+// Choose resolves Auto: the node engine, which renders at V8's speed, where
+// a Node.js 20 or newer runs here confined (nodePath, else node on PATH),
+// else goja, which needs nothing. why says which and why, for the log.
+func Choose(nodePath string) (name, why string) {
+	path, version, err := nodeengine.Usable(nodePath)
+	if err != nil {
+		return gojaengine.Name, "the node engine cannot run here (" + err.Error() + ")"
+	}
+	return nodeengine.Name, "Node.js " + version + " at " + path
+}
+
+// New returns the engine named name ("" is goja) with the environment
 // opts describes.
 func New(name string, opts jsvm.Options) (jsvm.Engine, error) {
 	var (

@@ -74,7 +74,7 @@ func TestChartRejects(t *testing.T) {
 		{"preseed without tag", []string{"--set", pw, "--set", "preseed.enabled=true", "--set", "preseed.image.repository=r", "--set", "preseed.sourcePath=/bundles"}, "preseed.image.tag"},
 		{"preseed without source path", []string{"--set", pw, "--set", "preseed.enabled=true", "--set", "preseed.image.repository=r", "--set-string", "preseed.image.tag=1"}, "preseed.sourcePath"},
 		{"autoscaling without metric", []string{"--set", pw, "--set", "autoscaling.enabled=true", "--set", "autoscaling.targetCPUUtilizationPercentage=null"}, "needs a metric"},
-		{"node engine on the default image", []string{"--set", pw, "--set", "config.jsEngine=node"}, "image.variant node"},
+		{"node engine on the static image", []string{"--set", pw, "--set", "image.variant=static", "--set", "config.jsEngine=node"}, "image.variant node"},
 		{"unknown image variant", []string{"--set", pw, "--set", "image.variant=alpine"}, "variant"},
 		{"bad node heap limit", []string{"--set", pw, "--set", "image.variant=node", "--set", "config.nodeHeapLimit=lots"}, "nodeHeapLimit"},
 		{"typo in config", []string{"--set", pw, "--set", "config.workerCount=4"}, "workerCount"},

@@ -176,7 +176,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_LOG_LEVEL" $c.logLevel)
   (list "RENDERER_LOG_HTTP_LEVEL" $c.logHttpLevel)
   (list "RENDERER_METRICS" .Values.metrics.enabled)
-  (list "RENDERER_JS_ENGINE" (default (ternary "node" "" (eq .Values.image.variant "node")) $c.jsEngine))
+  (list "RENDERER_JS_ENGINE" (default (ternary "node" "goja" (eq .Values.image.variant "node")) $c.jsEngine))
   (list "RENDERER_NODE_PATH" $c.nodePath)
   (list "RENDERER_NODE_HEAP_LIMIT" $c.nodeHeapLimit)
   (list "RENDERER_NODE_SEMI_SPACE" $c.nodeSemiSpace)
@@ -272,7 +272,7 @@ job="{{ include "gorender.fullname" . }}", namespace="{{ .Release.Namespace }}"
 {{- end }}
 {{- end }}
 {{- if and (eq (toString .Values.config.jsEngine) "node") (ne .Values.image.variant "node") }}
-{{- fail "config.jsEngine node needs image.variant node: the default image has no Node.js" }}
+{{- fail "config.jsEngine node needs image.variant node: the static image has no Node.js" }}
 {{- end }}
 {{- if and .Values.autoscaling.enabled (not (or .Values.autoscaling.targetCPUUtilizationPercentage .Values.autoscaling.targetMemoryUtilizationPercentage .Values.autoscaling.metrics)) }}
 {{- fail "autoscaling.enabled needs a metric: targetCPUUtilizationPercentage, targetMemoryUtilizationPercentage or metrics" }}

@@ -308,7 +308,7 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 	// Counted before it is sent: a render that comes for p once this one
 	// is in its pipe must see p due for recycling, or it would queue there.
 	r.eng.rendered(p)
-	if err := p.sendRender(t, h, rn.code); err != nil {
+	if err := p.sendRender(t, h, compiledCode(rn.code)); err != nil {
 		if errors.Is(err, errOutputEnded) {
 			rn.elsewhere = true // it was never sent
 			return jsvm.Result{}, nil

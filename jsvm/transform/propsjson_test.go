@@ -1,0 +1,411 @@
+package transform
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+)
+
+// propsJSONCases are programs and how many literals the rewrite (with no
+// threshold) must replace. Each rewritten program must evaluate in Node to
+// what the original does (TestPropsAsJSONNode), and each is a seed of
+// FuzzPropsAsJSON.
+var propsJSONCases = []struct {
+	name string
+	code string
+	want int
+}{
+	{"gem shape", "(function(componentName = \"X\", props = undefined) {\n  var railsContext = {\"a\":1,\"href\":\"http://x/?a=1\\u0026b=2\"};\n  var usedProps = typeof props === 'undefined' ? {\"items\":[{\"id\":1,\"t\":\"it's \\\"q\\\" \\\\ \\u003c/script\\u003e\"}]} : props;\n  return [railsContext, usedProps, componentName];\n})()", 2},
+	{"gem shape, props given", "(function(componentName = \"X\", props = undefined) {\n  var usedProps = typeof props === \"undefined\" ? {\"a\":1} : props;\n  return usedProps;\n})('X', 7)", 1},
+	{"gem shape, throws on the next line", "(function(componentName = \"X\", props = undefined) {\n  var usedProps = typeof props === 'undefined' ? {\"a\":1} : props;\n  return usedProps.b.c;\n})()", 1},
+	{"redux store props", "var reduxProps, store;\nreduxProps = {\"todos\":[1,2]};\nstore = [reduxProps];\nstore", 1},
+	{"assignment in strict code throws", "(function(){ 'use strict';\nundeclared = {\"a\":1};\n})()", 1},
+	{"assignment to a const throws", "const q = 1;\nq = {\"a\":1};", 1},
+	{"assignment in the dead zone throws", "{\nq2 = {\"a\":1};\nlet q2; }", 1},
+	{"var with a let elsewhere", "(function(p) {\n  var x = {\"a\":1};\n  let y = 2; return [x, y];\n})()", 0},
+	{"var redeclaring a let", "(function(p) { let x = 1;\n  var x = {\"a\":1};\n})()", 0},
+	{"var at the top level", "var x = {\"a\":1};\nx", 0},
+	{"array", "x = [1, 2, {\"a\": [\"b\"]}];\nx", 1},
+	{"duplicate keys", "x = {\"a\":1,\"b\":2,\"a\":3};\nx", 1},
+	{"numbers", "x = [1e400, -1e400, -0, 0, -0.0, 12345678901234567890, 9007199254740993, 0.1, 1E-400, 2.5e-324, 1.7976931348623157e308, 123456789012345678901234567890e-20];\nx", 1},
+	{"integer-like keys", "x = {\"b\":1,\"2\":2,\"1\":3,\"4294967295\":4,\"4294967294\":5,\"-0\":6,\"01\":7,\"1.5\":8,\"9007199254740993\":9,\"\":10};\nx", 1},
+	{"line separators", "x = {\"a\":\"x\u2028y\u2029z\",\"b\":\"\\u2028\"};\nnull.f", 1},
+	{"lone surrogates", "x = [\"\\ud800\", \"\\udc00x\", \"\\ud83d\\ude00\", \"\\uDBFF\"];\nx", 1},
+	{"escapes", "x = {\"q\":\"it's\",\"b\":\"\\\\\",\"s\":\"\\/\",\"c\":\"\\b\\f\\n\\r\\t\\u0000\\u001f\",\"n\":\"\\u0027\\u005c\"};\nx", 1},
+	{"non-ASCII", "x = {\"é\":\"ü✓😀\",\"日本\":[\"語\"]};\nx", 1},
+	{"multi-line literal, positions after it", "x = {\n  \"a\": 1,\r\n  \"b\": [\r\n 2 ]\r  };\nnull.f", 1},
+	{"__proto__ key", "x = {\"__proto__\":{\"x\":1}};\nx", 0},
+	{"escaped __proto__ key", "x = {\"__pr\\u006fto__\":{\"x\":1}};\nx", 0},
+	{"nested __proto__ key", "x = {\"a\":{\"__proto__\":null},\"b\":1};\nx", 0},
+	{"__proto__ as a value", "x = {\"a\":\"__proto__\"};\nx", 1},
+	{"code after it on its line", "x = {\"a\":1}; x.b.c", 0},
+	{"a call after it", "x = [{\"a\":1}, null]\n.map(String);\nx", 0},
+	{"not iterable", "var [a] = {\"a\":1};", 0},
+	{"not a function", "({\"a\":1})\n()", 0},
+	{"a name that is no parameter", "(function(p) {\n  var x = typeof q === 'undefined' ? {\"a\":1} : q;\n  return x;\n})()", 0},
+	{"a parameter, in a nested block", "(function(p) { if (true) {\n  var x = typeof p === 'undefined' ? {\"a\":1} : p;\n} return x })()", 0},
+	{"a statement not started", "var y = 1 +\nx = {\"a\":1};", 0},
+	{"a member", "var o = {};\no.\nx = {\"a\":1};\no", 0},
+	{"block at the start", `{"a":1}`, 0},
+	{"block after if", `if (true) {"a":1}`, 0},
+	{"label", `l: {"a":1}`, 0},
+	{"case", `switch (1) { case 1: {"a":1} }`, 0},
+	{"arrow body", `(() => {"a":1})()`, 0},
+	{"destructuring assignment", "var a;\n({\"a\":1} = {});", 0},
+	{"nested destructuring", "var b;\n[{\"a\":1}, b] = [1, 2];", 0},
+	{"arrow parameter default", `((x = {"a":1}) => x)()`, 0},
+	{"in an object literal", "o = {k: {\"a\":1},\nj: [1]};\no", 0},
+	{"comment and string braces", "/* x = {\"a\":1} */ var y = \"= {\\\"a\\\":1}\" // = {\"b\":1}\n;\nz = {\"c\":2};\n[y, z]", 1},
+	{"in a comment", "/*\nz = {\"c\":2};\n*/ 1", 0},
+	{"in a template", "t = `\nz = {\"c\":2};\n`;\nt", 0},
+	{"in a string with a line continuation", "t = '\\\nz = {\"c\":2};';\nt", 0},
+	{"regex with braces", "var r = /[/{]\"a\"}/g.source;\nz = {\"c\":2};\n[r, z]", 1},
+	{"regex after a keyword", "function f() { return /{\"a\":1}/.source }\nz = {\"c\":2};\n[f(), z]", 1},
+	{"division", "var a = 4 / 2, b = a / 2;\nz = {\"c\":2};\n[a, b, z]", 1},
+	{"regex or division after )", "if (true) /x/.test('x');\nz = {\"c\":2};\nz", 0},
+	{"template with braces", "var t = `{\"a\":1} ${ {\"b\":2}.b } ${`${ [3] }`}`;\nz = {\"c\":2};\n[t, z]", 1},
+	{"inside a template substitution", "var t = `${ (() => {\nz = {\"b\":2};\nreturn z })() }`;\nt", 0},
+	{"a local JSON", "var JSON = {parse: function () { return 1 }};\nz = {\"c\":2};\nz", 0},
+	{"JSON called", "var s = JSON.stringify([1]) + JSON.parse('2');\nz = {\"c\":2};\n[s, z]", 1},
+	{"JSON.parse replaced", "JSON.parse = function () { return 1 };\nz = {\"c\":2};\nz", 0},
+	{"JSON as a property", "var o = {}; o.JSON = 1;\nz = {\"c\":2};\n[o, z]", 1},
+	{"with", "with ({}) {\nz = {\"c\":2};\n}\nz", 0},
+	{"not JSON", "x = {a: 1, \"b\": 2};\nx", 0},
+	{"octal-looking number", "x = [01];\nx", 0},
+	{"trailing comma", "x = [1,];\nx", 0},
+	{"single quotes", "x = {'a':1};\nx", 0},
+	{"unbalanced", "x = {\"a\":1};\n}", 0},
+	{"deep", "x = " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + ";\nx", 1},
+}
+
+// checkRewrite checks the rewrite of code structurally: the text outside
+// the replaced spans is unchanged, each span is exactly one JSON object or
+// array with no "__proto__" key, its string literal holds exactly its text,
+// and the program keeps its line count.
+func checkRewrite(t *testing.T, code, out string, spans []jsonSpan) {
+	t.Helper()
+	at, o := 0, 0
+	for _, sp := range spans {
+		lit := code[sp.start:sp.end]
+		if code[at:sp.start] != out[o:o+sp.start-at] {
+			t.Fatalf("text before %d changed", sp.start)
+		}
+		o += sp.start - at
+		if !strings.HasPrefix(out[o:], "JSON.parse('") {
+			t.Fatalf("no JSON.parse at %d: %.40q", o, out[o:])
+		}
+		o += len("JSON.parse('")
+		text, n, ok := unquoteJS(out[o:])
+		if !ok || text != strings.NewReplacer("\r\n", "", "\n", "", "\r", "").Replace(lit) {
+			t.Fatalf("string literal %.60q does not hold %.60q", out[o:o+n], lit)
+		}
+		o += n
+		if !strings.HasPrefix(out[o:], ")") {
+			t.Fatalf("no ) after the string at %d", o)
+		}
+		o++
+		if lit[0] != '{' && lit[0] != '[' || !json.Valid([]byte(lit)) || !utf8.ValidString(lit) {
+			t.Fatalf("span %.60q is not a JSON object or array", lit)
+		}
+		if hasProtoKey(t, lit) {
+			t.Fatalf("span %.60q has a __proto__ key", lit)
+		}
+		at = sp.end
+	}
+	if code[at:] != out[o:] {
+		t.Fatalf("text after the last span changed")
+	}
+	if lines(code) != lines(out) {
+		t.Fatalf("line count %d became %d", lines(code), lines(out))
+	}
+}
+
+func lines(s string) int {
+	return strings.Count(strings.ReplaceAll(s, "\r\n", "\n"), "\n") + strings.Count(s, "\r") - strings.Count(s, "\r\n") + strings.Count(s, "\u2028") + strings.Count(s, "\u2029")
+}
+
+// unquoteJS reads the body of a single-quoted JS string literal (as
+// writeJSString writes it: \\, \' and line continuations) up to its quote.
+func unquoteJS(s string) (text string, n int, ok bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'':
+			return b.String(), i + 1, true
+		case '\n', '\r':
+			return "", i, false
+		case '\\':
+			i++
+			if i >= len(s) {
+				return "", i, false
+			}
+			switch s[i] {
+			case '\\', '\'':
+				b.WriteByte(s[i])
+			case '\r':
+				if i+1 < len(s) && s[i+1] == '\n' {
+					i++
+				}
+			case '\n':
+			default:
+				return "", i, false
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", len(s), false
+}
+
+// hasProtoKey walks JSON with encoding/json's tokenizer, independently of
+// jsonValueEnd, for an object key "__proto__" (escapes decoded).
+func hasProtoKey(t *testing.T, lit string) bool {
+	type container struct{ object, wantKey bool }
+	var open []container
+	valueDone := func() {
+		if n := len(open); n > 0 && open[n-1].object {
+			open[n-1].wantKey = true
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(lit))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return false
+		}
+		if err != nil {
+			t.Fatalf("tokenize %.60q: %v", lit, err)
+		}
+		if n := len(open); n > 0 && open[n-1].wantKey && tok != json.Delim('}') {
+			if tok == "__proto__" {
+				return true
+			}
+			open[n-1].wantKey = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			open = append(open, container{object: tok == json.Delim('{'), wantKey: tok == json.Delim('{')})
+		case json.Delim('}'), json.Delim(']'):
+			open = open[:len(open)-1]
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+}
+
+func TestPropsAsJSONCases(t *testing.T) {
+	for _, tc := range propsJSONCases {
+		t.Run(tc.name, func(t *testing.T) {
+			spans := propsJSONSpans(tc.code, 1)
+			out, n := PropsAsJSONAbove(tc.code, 1)
+			if n != tc.want || len(spans) != n {
+				t.Fatalf("rewrote %d literals, want %d:\n%s", n, tc.want, out)
+			}
+			checkRewrite(t, tc.code, out, spans)
+			if n == 0 && out != tc.code {
+				t.Fatal("nothing rewritten, but the code changed")
+			}
+		})
+	}
+}
+
+// TestPropsAsJSONThreshold: only literals of PropsJSONMinBytes or more.
+func TestPropsAsJSONThreshold(t *testing.T) {
+	item := `{"id":1,"title":"x"},`
+	small := "[" + strings.Repeat(item, (PropsJSONMinBytes-2)/len(item)-1) + "0]"
+	large := "[" + strings.Repeat(item, (PropsJSONMinBytes-2)/len(item)+1) + "0]"
+	for _, tc := range []struct {
+		lit  string
+		want int
+	}{{small, 0}, {large, 1}} {
+		code := "(function(p) {\n  var x = typeof p === 'undefined' ? " + tc.lit + " : p;\n  return x;\n})()"
+		if out, n := PropsAsJSON(code); n != tc.want || n == 0 && out != code {
+			t.Fatalf("literal of %d bytes: %d rewritten, want %d", len(tc.lit), n, tc.want)
+		}
+	}
+}
+
+// TestPropsAsJSONRequests rewrites the props of every fixture request the
+// gem's way (the ones over the threshold) and checks each rewrite.
+func TestPropsAsJSONRequests(t *testing.T) {
+	files, err := filepath.Glob("../../tests/testdata/requests/*.js")
+	if err != nil || len(files) == 0 {
+		t.Fatal("no fixture requests", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := string(b)
+		for _, min := range []int{1, PropsJSONMinBytes} {
+			spans := propsJSONSpans(code, min)
+			out, n := PropsAsJSONAbove(code, min)
+			checkRewrite(t, code, out, spans)
+			if min == 1 && strings.Contains(code, "railsContext = {") && n == 0 {
+				t.Errorf("%s: the Rails context was not rewritten", filepath.Base(f))
+			}
+			if filepath.Base(f) == "list-page.js" && min == PropsJSONMinBytes && n != 1 {
+				t.Errorf("list-page.js: %d literals rewritten, want its props", n)
+			}
+		}
+	}
+}
+
+// TestPropsAsJSONLinear: hostile nesting and many failed validations stay
+// linear (each byte validated at most once after a failure) and bounded.
+func TestPropsAsJSONLinear(t *testing.T) {
+	for _, code := range []string{
+		"x = " + strings.Repeat("[", 1<<20),
+		"x = " + strings.Repeat("[", 1<<20) + "a" + strings.Repeat("]", 1<<20),
+		"x = " + strings.Repeat("{\"a\":", 1<<18) + "b" + strings.Repeat("}", 1<<18),
+		"x = (" + strings.Repeat("[1,", 1<<18) + "a" + strings.Repeat("]", 1<<18) + ")",
+		strings.Repeat("x = [[[[[[[[a]]]]]]]];\n", 1<<16),
+	} {
+		out, n := PropsAsJSONAbove(code, 1)
+		if n != 0 || out != code {
+			t.Fatalf("rewrote %d", n)
+		}
+	}
+}
+
+// node evaluates programs in one Node process (testdata/propsjson_eval.js)
+// and describes their value; nil when Node is not on PATH.
+type nodeEvaluator struct {
+	mu  sync.Mutex
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+var (
+	nodeOnce sync.Once
+	nodeEval *nodeEvaluator
+)
+
+func evaluator(tb testing.TB) *nodeEvaluator {
+	nodeOnce.Do(func() {
+		path, err := exec.LookPath("node")
+		if err != nil {
+			return
+		}
+		cmd := exec.Command(path, "testdata/propsjson_eval.js")
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			return
+		}
+		nodeEval = &nodeEvaluator{in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	})
+	return nodeEval
+}
+
+func (n *nodeEvaluator) eval(tb testing.TB, code string) string {
+	tb.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	req, _ := json.Marshal(map[string]string{"code": code})
+	if _, err := n.in.Write(append(req, '\n')); err != nil {
+		tb.Fatalf("node: %v", err)
+	}
+	line, err := n.out.ReadBytes('\n')
+	if err != nil {
+		tb.Fatalf("node: %v", err)
+	}
+	var res struct{ Out string }
+	if err := json.Unmarshal(line, &res); err != nil {
+		tb.Fatalf("node answer %q: %v", line, err)
+	}
+	return res.Out
+}
+
+// differential evaluates code and its rewrite in Node: the same value, or
+// the same error with the same stack positions.
+func differential(tb testing.TB, n *nodeEvaluator, code, out string) {
+	tb.Helper()
+	a, b := n.eval(tb, code), n.eval(tb, out)
+	if a == "timeout" || b == "timeout" {
+		return
+	}
+	if a != b {
+		tb.Fatalf("different in Node:\ncode %q\nrewritten %q\noriginal gives  %q\nrewritten gives %q", code, out, a, b)
+	}
+}
+
+// TestPropsAsJSONNode: each case evaluates in Node to the same value (or
+// error, stack positions included) with and without the rewrite.
+func TestPropsAsJSONNode(t *testing.T) {
+	n := evaluator(t)
+	if n == nil {
+		t.Skip("node is not on PATH")
+	}
+	for _, tc := range propsJSONCases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _ := PropsAsJSONAbove(tc.code, 1)
+			differential(t, n, tc.code, out)
+			// What the rewrite exists for: a literal and JSON.parse of its
+			// text give the same value, also where the rewrite declines.
+			for _, sp := range propsJSONSpans(tc.code, 1) {
+				lit := tc.code[sp.start:sp.end]
+				var b strings.Builder
+				writeJSString(&b, lit)
+				differential(t, n, "("+lit+")", "JSON.parse('"+b.String()+"')")
+			}
+		})
+	}
+	// The differences the rewrite must avoid are real in Node.
+	if a, b := n.eval(t, `({"__proto__":{"x":1}})`), n.eval(t, `JSON.parse('{"__proto__":{"x":1}}')`); a == b {
+		t.Fatalf("__proto__: a literal and JSON.parse agree (%s): the exclusion is not needed?", a)
+	}
+	if a, b := n.eval(t, "var x = {\"a\":1}; x.b.c"), n.eval(t, "var x = JSON.parse('{\"a\":1}'); x.b.c"); a == b {
+		t.Fatalf("a throw after the literal on its line has the same column (%s)", a)
+	}
+}
+
+// FuzzPropsAsJSON: for any program, the rewrite (with no threshold) either
+// leaves it unchanged or replaces only spans that are exactly JSON objects
+// or arrays without a "__proto__" key, each by JSON.parse of a string
+// holding its text, keeping the line count; where Node is on PATH the
+// rewritten program evaluates to the same value or error.
+func FuzzPropsAsJSON(f *testing.F) {
+	for _, tc := range propsJSONCases {
+		f.Add(tc.code)
+	}
+	f.Fuzz(func(t *testing.T, code string) {
+		if len(code) > 1<<16 {
+			return
+		}
+		spans := propsJSONSpans(code, 1)
+		out, n := PropsAsJSONAbove(code, 1)
+		if n != len(spans) {
+			t.Fatalf("%d spans, %d rewritten", len(spans), n)
+		}
+		if n == 0 {
+			if out != code {
+				t.Fatal("nothing rewritten, but the code changed")
+			}
+			return
+		}
+		checkRewrite(t, code, out, spans)
+		if ne := evaluator(t); ne != nil && utf8.ValidString(code) && !bytes.ContainsRune([]byte(code), 0) {
+			differential(t, ne, code, out)
+		}
+	})
+}

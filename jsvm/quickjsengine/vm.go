@@ -165,9 +165,9 @@ func (v *vm) RunProgram(p *inproc.Program) (quickjs.Value, error) {
 }
 
 // RunScript evaluates code as a global script named name, with await
-// lowered (see the package comment).
+// lowered (see the package comment) and large JSON literals parsed as JSON.
 func (v *vm) RunScript(name, code string) (quickjs.Value, error) {
-	code, _ = transform.LowerAwait(name, code)
+	code, _ = transform.LowerAwait(name, compiledCode(code))
 	return v.evalCode(name, code)
 }
 

@@ -87,14 +87,24 @@ func PropsAsJSONAbove(code string, min int) (string, int) {
 	var b strings.Builder
 	grow := len(code)
 	for _, sp := range spans {
-		grow += len("JSON.parse('')") + (sp.end-sp.start)/8
+		grow += len("JSON.parse('')") + len(sp.escapes)
 	}
 	b.Grow(grow)
 	at := 0
 	for _, sp := range spans {
 		b.WriteString(code[at:sp.start])
 		b.WriteString("JSON.parse('")
-		writeJSString(&b, code[sp.start:sp.end])
+		// The JSON text as a single-quoted string: a backslash before each
+		// backslash, quote and line break (whitespace in JSON, which becomes
+		// a line continuation: the string loses it, JSON.parse never needed
+		// it, and the program keeps its line count).
+		from := sp.start
+		for _, e := range sp.escapes {
+			b.WriteString(code[from:e])
+			b.WriteByte('\\')
+			from = e
+		}
+		b.WriteString(code[from:sp.end])
 		b.WriteString("')")
 		at = sp.end
 	}
@@ -102,29 +112,12 @@ func PropsAsJSONAbove(code string, min int) (string, int) {
 	return b.String(), len(spans)
 }
 
-// writeJSString writes JSON text as the body of a single-quoted string
-// literal that evaluates to that text. A line break (only whitespace in
-// JSON) becomes a line continuation: the string loses it, JSON.parse never
-// needed it, and the program keeps its line count.
-func writeJSString(b *strings.Builder, s string) {
-	from := 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\', '\'', '\n', '\r':
-			b.WriteString(s[from:i])
-			b.WriteByte('\\')
-			b.WriteByte(c)
-			if c == '\r' && i+1 < len(s) && s[i+1] == '\n' {
-				i++
-				b.WriteByte('\n')
-			}
-			from = i + 1
-		}
-	}
-	b.WriteString(s[from:])
+// jsonSpan is a literal to rewrite, with the offsets of the bytes that
+// need a backslash in a single-quoted string.
+type jsonSpan struct {
+	start, end int
+	escapes    []int
 }
-
-type jsonSpan struct{ start, end int }
 
 type tokKind uint8
 
@@ -156,6 +149,7 @@ type scanner struct {
 	frames   []frame
 	cands    []jsonSpan
 	mark     int // no JSON validation starts before this offset
+	json     jsonText
 	min      int
 
 	templates   int     // open `${` substitutions
@@ -527,14 +521,15 @@ func (sc *scanner) open(c byte) bool {
 	expr := sc.expressionStart() && sc.templates == 0
 	start := sc.i
 	if expr && start >= sc.mark {
-		end, fail, proto := jsonValueEnd(sc.s, start)
+		sc.json.s, sc.json.escapes = sc.s, sc.json.escapes[:0]
+		end, fail, proto := sc.json.valueEnd(start)
 		if end < 0 {
 			sc.mark = fail
 		} else {
 			// A complete JSON value: one expression, scanned as such.
-			if end-start >= sc.min && !proto && utf8.ValidString(sc.s[start:end]) {
+			if end-start >= sc.min && !proto {
 				if decl, ok := sc.shapeOK(start, end); ok {
-					sc.cands = append(sc.cands, jsonSpan{start, end})
+					sc.cands = append(sc.cands, jsonSpan{start, end, append([]int(nil), sc.json.escapes...)})
 					sc.decl = append(sc.decl, decl)
 				}
 			}
@@ -711,20 +706,25 @@ func init() {
 	}
 }
 
-// jsonValueEnd validates the JSON array or object starting at s[start]
-// (RFC 8259, no recursion). It returns the offset after it, or end -1 and
-// the offset where it stopped being JSON; proto reports a key "__proto__".
-func jsonValueEnd(s string, start int) (end, fail int, proto bool) {
+// jsonText validates JSON (RFC 8259) in s, and records where a
+// single-quoted string holding it needs a backslash: before each backslash
+// and quote, and each line break (CR LF counts as one).
+type jsonText struct {
+	s       string
+	escapes []int
+}
+
+// valueEnd validates the JSON array or object starting at s[start], in
+// valid UTF-8 (no recursion: nesting is a stack of bytes). It returns the
+// offset after it, or end -1 and the offset where it stopped being JSON;
+// proto reports a key "__proto__".
+func (j *jsonText) valueEnd(start int) (end, fail int, proto bool) {
+	s := j.s
 	var stack []byte // open containers: '{' or '['
 	i := start
-	ws := func() {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-			i++
-		}
-	}
 	for {
 		// A value at i.
-		ws()
+		i = j.ws(i)
 		if i >= len(s) {
 			return -1, i, false
 		}
@@ -734,28 +734,28 @@ func jsonValueEnd(s string, start int) (end, fail int, proto bool) {
 				return -1, i, false
 			}
 			stack = append(stack, c)
-			i++
-			ws()
+			i = j.ws(i + 1)
 			if i < len(s) && (c == '{' && s[i] == '}' || c == '[' && s[i] == ']') {
 				i++
 				stack = stack[:len(stack)-1]
 				break
 			}
 			if c == '{' {
-				k, ok := jsonKey(s, &i)
-				if !ok {
+				var ok, k bool
+				if i, k, ok = j.key(i); !ok {
 					return -1, i, false
 				}
 				proto = proto || k
-				continue
 			}
 			continue
 		case c == '"':
-			if !jsonString(s, &i) {
+			var ok bool
+			if i, ok = j.str(i); !ok {
 				return -1, i, false
 			}
 		case c == '-' || c >= '0' && c <= '9':
-			if !jsonNumber(s, &i) {
+			var ok bool
+			if i, ok = jsonNumber(s, i); !ok {
 				return -1, i, false
 			}
 		case strings.HasPrefix(s[i:], "true"):
@@ -772,7 +772,7 @@ func jsonValueEnd(s string, start int) (end, fail int, proto bool) {
 			if len(stack) == 0 {
 				return i, 0, proto
 			}
-			ws()
+			i = j.ws(i)
 			if i >= len(s) {
 				return -1, i, false
 			}
@@ -780,9 +780,8 @@ func jsonValueEnd(s string, start int) (end, fail int, proto bool) {
 			if s[i] == ',' {
 				i++
 				if top == '{' {
-					ws()
-					k, ok := jsonKey(s, &i)
-					if !ok {
+					var ok, k bool
+					if i, k, ok = j.key(j.ws(i)); !ok {
 						return -1, i, false
 					}
 					proto = proto || k
@@ -799,58 +798,161 @@ func jsonValueEnd(s string, start int) (end, fail int, proto bool) {
 	}
 }
 
-// jsonKey reads `"key" :` at *i (after whitespace) and says whether the key
-// is "__proto__".
-func jsonKey(s string, i *int) (proto, ok bool) {
-	from := *i
-	if from >= len(s) || s[from] != '"' || !jsonString(s, i) {
-		return false, false
-	}
-	raw := s[from+1 : *i-1]
-	proto = raw == "__proto__" || strings.IndexByte(raw, '\\') >= 0 && unescapeJSON(raw) == "__proto__"
-	for *i < len(s) && (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\n' || s[*i] == '\r') {
-		*i++
-	}
-	if *i >= len(s) || s[*i] != ':' {
-		return false, false
-	}
-	*i++
-	return proto, true
-}
-
-// jsonString reads a JSON string at *i (at its quote).
-func jsonString(s string, i *int) bool {
-	for j := *i + 1; j < len(s); j++ {
-		switch c := s[j]; {
-		case c == '"':
-			*i = j + 1
-			return true
-		case c < 0x20:
-			*i = j
-			return false
-		case c == '\\':
-			if j+1 >= len(s) {
-				*i = j
-				return false
+// ws skips JSON whitespace from i.
+func (j *jsonText) ws(i int) int {
+	s := j.s
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t':
+		case '\r':
+			j.escapes = append(j.escapes, i)
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
 			}
-			switch s[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j++
-			case 'u':
-				if j+6 > len(s) || !isHex(s[j+2]) || !isHex(s[j+3]) || !isHex(s[j+4]) || !isHex(s[j+5]) {
-					*i = j
-					return false
-				}
-				j += 5
-			default:
-				*i = j
-				return false
-			}
+		case '\n':
+			j.escapes = append(j.escapes, i)
+		default:
+			return i
 		}
 	}
-	*i = len(s)
-	return false
+	return i
 }
+
+// key reads `"key" :` at i, and says whether the key is "__proto__".
+func (j *jsonText) key(i int) (next int, proto, ok bool) {
+	s := j.s
+	if i >= len(s) || s[i] != '"' {
+		return i, false, false
+	}
+	end, ok := j.str(i)
+	if !ok {
+		return end, false, false
+	}
+	raw := s[i+1 : end-1]
+	proto = raw == "__proto__" || strings.IndexByte(raw, '\\') >= 0 && unescapeJSON(raw) == "__proto__"
+	end = j.ws(end)
+	if end >= len(s) || s[end] != ':' {
+		return end, false, false
+	}
+	return end + 1, proto, true
+}
+
+// str reads a JSON string at i (at its quote), in valid UTF-8, and returns
+// the offset after it. It finds quotes and backslashes with the standard
+// library's vectorized search, and checks the text between them with plain.
+func (j *jsonText) str(i int) (int, bool) {
+	s := j.s
+	k := i + 1
+	for {
+		q := strings.IndexByte(s[k:], '"')
+		if q < 0 {
+			return len(s), false
+		}
+		end := k + q
+		for {
+			b := strings.IndexByte(s[k:end], '\\')
+			if b < 0 {
+				break
+			}
+			p := k + b
+			if !j.plain(k, p) {
+				return k, false
+			}
+			j.escapes = append(j.escapes, p)
+			if p+1 >= len(s) {
+				return p, false
+			}
+			switch s[p+1] {
+			case '\\':
+				j.escapes = append(j.escapes, p+1)
+				k = p + 2
+			case '"', '/', 'b', 'f', 'n', 'r', 't':
+				k = p + 2
+			case 'u':
+				if p+6 > len(s) || !isHex(s[p+2]) || !isHex(s[p+3]) || !isHex(s[p+4]) || !isHex(s[p+5]) {
+					return p, false
+				}
+				k = p + 6
+			default:
+				return p, false
+			}
+			if k > end { // `\"`: the quote at end was escaped
+				break
+			}
+		}
+		if k > end {
+			continue
+		}
+		if !j.plain(k, end) {
+			return k, false
+		}
+		return end + 1, true
+	}
+}
+
+// plain checks s[k:end], a piece of a JSON string with no quote or
+// backslash: no control character, valid UTF-8; and records its single
+// quotes.
+func (j *jsonText) plain(k, end int) bool {
+	s := j.s
+	for q := strings.IndexByte(s[k:end], '\''); q >= 0; q = strings.IndexByte(s[k:end], '\'') {
+		j.escapes = append(j.escapes, k+q)
+		if !plainText(s[k : k+q]) {
+			return false
+		}
+		k += q + 1
+	}
+	return plainText(s[k:end])
+}
+
+// plainText says whether s has no control character and is valid UTF-8.
+func plainText(s string) bool {
+	for k := 0; k < len(s); {
+		for k+8 <= len(s) { // eight bytes at a time: below 0x20 or non-ASCII
+			if v := load8(s, k); (v-ones*0x20|v)&highs != 0 {
+				break
+			}
+			k += 8
+		}
+		if k >= len(s) {
+			break
+		}
+		switch c := s[k]; {
+		case c < 0x20:
+			return false
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRuneInString(s[k:])
+			if r == utf8.RuneError && n == 1 {
+				return false
+			}
+			k += n
+		default:
+			k++
+		}
+	}
+	return true
+}
+
+// Eight bytes at a time (SWAR): load8 reads s[i:i+8] as one word; hasByte
+// is non-zero if one of its bytes is c, hasLess if one is below n (n <=
+// 0x80). Both are exact about whether there is one.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+func load8(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+func hasByte(v uint64, c byte) uint64 {
+	x := v ^ (ones * uint64(c))
+	return (x - ones) &^ x & highs
+}
+
+func hasLess(v uint64, n byte) uint64 { return (v - ones*uint64(n)) &^ v & highs }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
@@ -897,43 +999,39 @@ func unescapeJSON(raw string) string {
 	return b.String()
 }
 
-// jsonNumber reads -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? at *i.
-func jsonNumber(s string, i *int) bool {
-	j := *i
+// jsonNumber reads -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? at i and
+// returns the offset after it.
+func jsonNumber(s string, i int) (int, bool) {
 	digits := func() int {
-		k := j
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
+		k := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
 		}
-		return j - k
+		return i - k
 	}
-	if s[j] == '-' {
-		j++
+	if s[i] == '-' {
+		i++
 	}
 	switch {
-	case j < len(s) && s[j] == '0':
-		j++
+	case i < len(s) && s[i] == '0':
+		i++
 	case digits() == 0:
-		*i = j
-		return false
+		return i, false
 	}
-	if j < len(s) && s[j] == '.' {
-		j++
+	if i < len(s) && s[i] == '.' {
+		i++
 		if digits() == 0 {
-			*i = j
-			return false
+			return i, false
 		}
 	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		j++
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
 		}
 		if digits() == 0 {
-			*i = j
-			return false
+			return i, false
 		}
 	}
-	*i = j
-	return true
+	return i, true
 }

@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gorender/gorender/bench"
 )
 
 // propsJSONCases are programs and how many literals the rewrite (with no
@@ -133,7 +136,8 @@ func lines(s string) int {
 }
 
 // unquoteJS reads the body of a single-quoted JS string literal (as
-// writeJSString writes it: \\, \' and line continuations) up to its quote.
+// PropsAsJSONAbove writes it: \\, \' and line continuations) up to its
+// quote.
 func unquoteJS(s string) (text string, n int, ok bool) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -360,14 +364,6 @@ func TestPropsAsJSONNode(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out, _ := PropsAsJSONAbove(tc.code, 1)
 			differential(t, n, tc.code, out)
-			// What the rewrite exists for: a literal and JSON.parse of its
-			// text give the same value, also where the rewrite declines.
-			for _, sp := range propsJSONSpans(tc.code, 1) {
-				lit := tc.code[sp.start:sp.end]
-				var b strings.Builder
-				writeJSString(&b, lit)
-				differential(t, n, "("+lit+")", "JSON.parse('"+b.String()+"')")
-			}
 		})
 	}
 	// The differences the rewrite must avoid are real in Node.
@@ -408,4 +404,49 @@ func FuzzPropsAsJSON(f *testing.F) {
 			differential(t, ne, code, out)
 		}
 	})
+}
+
+// BenchmarkPropsAsJSON: the rewrite of the medium and large pages' requests
+// (bench/), and their scan with nothing to rewrite (a threshold above the
+// props' size: the literal is validated, nothing is written).
+//
+//	go test -run '^$' -bench PropsAsJSON ./jsvm/transform/
+func BenchmarkPropsAsJSON(b *testing.B) {
+	medium, err := os.ReadFile("../../tests/testdata/requests/list-page.js")
+	if err != nil {
+		b.Fatal(err)
+	}
+	large := bench.LargeRequest()
+	for _, tc := range []struct {
+		name string
+		code string
+		min  int
+	}{
+		{"medium", string(medium), PropsJSONMinBytes},
+		{"large", large, PropsJSONMinBytes},
+		{"medium-nothing", string(medium), 1 << 30},
+		{"large-nothing", large, 1 << 30},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.code)))
+			cpu := processCPU()
+			for range b.N {
+				PropsAsJSONAbove(tc.code, tc.min)
+			}
+			// The process's CPU time, which a loaded machine inflates less
+			// than the wall time.
+			used := float64(processCPU()-cpu) / float64(b.N)
+			b.ReportMetric(used, "cpu-ns/op")
+			b.ReportMetric(used/float64(len(tc.code))*1024, "cpu-ns/KB")
+		})
+	}
+}
+
+// processCPU is the user and system CPU time of the process so far, in ns.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

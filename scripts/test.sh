@@ -71,9 +71,11 @@ GORENDER_TEST_ENGINE=node go test -race -count=1 -timeout 20m ./tests/
 # coordinator can fail a target with a bare "context deadline exceeded" as the
 # time runs out (golang/go#75804, fixed in go1.27). 20,000 inputs take 5-10 s
 # here.
-step "fuzz the body decoders (${FUZZTIME:=20000x} each)"
-for target in $(go test -list '^Fuzz' ./handlers/ | grep '^Fuzz'); do
-  go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" ./handlers/
+step "fuzz the body decoders and the props rewrite (${FUZZTIME:=20000x} each)"
+for pkg in ./handlers/ ./jsvm/transform/; do
+  for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz'); do
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$pkg"
+  done
 done
 
 step "deploy checks"

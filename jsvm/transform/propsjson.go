@@ -22,48 +22,46 @@ package transform
 // again. No recursion; nesting lives in slices.
 //
 // A literal is rewritten only when all of these hold:
-//   - it starts in expression position: after `=` (or a comparison or
-//     compound assignment), `(`, `,`, `?`, `[`, or a `:` that ends a
-//     ternary's consequent or an object literal's key; never after `=>`, a
-//     `)` or a keyword, so never a block;
 //   - its text is valid JSON (RFC 8259), valid UTF-8, at least
 //     PropsJSONMinBytes long, and has no key "__proto__" (in a literal that
 //     key sets the prototype; JSON.parse makes it an own property);
-//   - nothing makes it a pattern: the next token is `;` `,` `)` `]` `}` `:`
-//     or the end, and it is inside no bracket that is then followed by `=`,
-//     `=>`, `{`, `of` or `in` (destructuring, parameters, for-in/of heads);
-//   - no stack position can move: the rewrite is longer than the literal,
-//     so a column after it on its last line would shift. That rest of the
-//     line may hold only `;` `,` `)` `]` `}` (which carry no position) and
-//     `: name`, where name is a plain parameter of the function whose body
-//     holds the literal directly, as in the gem's `: props;` (a parameter
-//     there is always bound and initialized: reading it cannot throw).
-//     Line breaks inside the literal become line continuations in the
-//     string, so every later line keeps its number;
+//   - it sits alone on one of the lines the gem writes (shapeOK): `var
+//     NAME = L;`, `NAME = L;` (redux store props) or `var NAME = typeof
+//     PARAM === 'undefined' ? L : PARAM;`, starting a statement in a block
+//     or function body. There nothing after the literal can throw or be
+//     quoted in a message (the rewrite is longer, so a column after it on
+//     its line would move, and V8 quotes source text: `{(intermediate
+//     value)} is not iterable`), the line cannot be a syntax error (whose
+//     stack quotes the line), and the literal is an expression, never a
+//     block or a pattern. Line breaks inside the literal become line
+//     continuations in the string, so every later line keeps its number;
 //   - the request names `JSON` only to call JSON.stringify or JSON.parse
-//     (a local JSON would shadow the global one) and has no `with`.
+//     (a local JSON would shadow the global one) and has no `with`; a
+//     `var` line also needs a request with no let, const or class, which
+//     could make it a redeclaration error.
 //
 // Everything else about the value is the same by the specification of
 // JSON.parse, which evaluates the text as an ECMAScript literal: duplicate
 // keys (the last wins, at the first one's place), numbers (1e400 is
 // Infinity, -0 is -0, big integers round the same way), integer-like keys
 // (listed first, ascending), lone surrogates in \u escapes, U+2028/2029.
-// propsjson_test.go checks each of these against Node.
+// propsjson_test.go checks each of these, and the rules above, in Node.
 //
-// What stays observable: the text of the program V8 compiles. The global
-// `renderingRequest` is the text the engine runs, and the source text of a
-// function that encloses the literal (Function.prototype.toString, reached
-// through `caller`) shows the rewrite; a bundle that replaces the global
-// JSON.parse is called for the props.
+// What stays observable: the text of the program the engine compiles. The
+// source text of a function that encloses the literal
+// (Function.prototype.toString, reached through `caller`) shows the
+// rewrite, as does the global `renderingRequest` on the node engine (its
+// executor sets it to the text it compiles); a bundle that replaces the
+// global JSON.parse is called for the props.
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
-// PropsJSONMinBytes is the smallest literal rewritten: below about 10 KB
-// V8's literal compile and JSON.parse cost the same (V8's guidance, and the
-// small-page measurements in docs).
+// PropsJSONMinBytes is the smallest literal rewritten: V8's guidance is that
+// JSON.parse pays from about 10 KB, and below it the scan's own cost is not
+// worth saving (README, Performance).
 const PropsJSONMinBytes = 10 << 10
 
 // maxScanDepth bounds the bracket nesting the scanner follows; deeper
@@ -838,121 +836,62 @@ func (j *jsonText) key(i int) (next int, proto, ok bool) {
 }
 
 // str reads a JSON string at i (at its quote), in valid UTF-8, and returns
-// the offset after it. It finds quotes and backslashes with the standard
-// library's vectorized search, and checks the text between them with plain.
+// the offset after it.
 func (j *jsonText) str(i int) (int, bool) {
 	s := j.s
-	k := i + 1
-	for {
-		q := strings.IndexByte(s[k:], '"')
-		if q < 0 {
-			return len(s), false
-		}
-		end := k + q
-		for {
-			b := strings.IndexByte(s[k:end], '\\')
-			if b < 0 {
-				break
-			}
-			p := k + b
-			if !j.plain(k, p) {
-				return k, false
-			}
-			j.escapes = append(j.escapes, p)
-			if p+1 >= len(s) {
-				return p, false
-			}
-			switch s[p+1] {
-			case '\\':
-				j.escapes = append(j.escapes, p+1)
-				k = p + 2
-			case '"', '/', 'b', 'f', 'n', 'r', 't':
-				k = p + 2
-			case 'u':
-				if p+6 > len(s) || !isHex(s[p+2]) || !isHex(s[p+3]) || !isHex(s[p+4]) || !isHex(s[p+5]) {
-					return p, false
-				}
-				k = p + 6
-			default:
-				return p, false
-			}
-			if k > end { // `\"`: the quote at end was escaped
-				break
-			}
-		}
-		if k > end {
-			continue
-		}
-		if !j.plain(k, end) {
-			return k, false
-		}
-		return end + 1, true
-	}
-}
-
-// plain checks s[k:end], a piece of a JSON string with no quote or
-// backslash: no control character, valid UTF-8; and records its single
-// quotes.
-func (j *jsonText) plain(k, end int) bool {
-	s := j.s
-	for q := strings.IndexByte(s[k:end], '\''); q >= 0; q = strings.IndexByte(s[k:end], '\'') {
-		j.escapes = append(j.escapes, k+q)
-		if !plainText(s[k : k+q]) {
-			return false
-		}
-		k += q + 1
-	}
-	return plainText(s[k:end])
-}
-
-// plainText says whether s has no control character and is valid UTF-8.
-func plainText(s string) bool {
-	for k := 0; k < len(s); {
-		for k+8 <= len(s) { // eight bytes at a time: below 0x20 or non-ASCII
-			if v := load8(s, k); (v-ones*0x20|v)&highs != 0 {
-				break
-			}
-			k += 8
+	for k := i + 1; k < len(s); {
+		for k < len(s) && !strSpecial[s[k]] {
+			k++
 		}
 		if k >= len(s) {
 			break
 		}
 		switch c := s[k]; {
+		case c == '"':
+			return k + 1, true
 		case c < 0x20:
-			return false
+			return k, false
+		case c == '\'':
+			j.escapes = append(j.escapes, k)
+			k++
 		case c >= utf8.RuneSelf:
 			r, n := utf8.DecodeRuneInString(s[k:])
 			if r == utf8.RuneError && n == 1 {
-				return false
+				return k, false
 			}
 			k += n
-		default:
-			k++
+		default: // a backslash
+			if k+1 >= len(s) {
+				return k, false
+			}
+			j.escapes = append(j.escapes, k)
+			switch s[k+1] {
+			case '\\':
+				j.escapes = append(j.escapes, k+1)
+				k += 2
+			case '"', '/', 'b', 'f', 'n', 'r', 't':
+				k += 2
+			case 'u':
+				if k+6 > len(s) || !isHex(s[k+2]) || !isHex(s[k+3]) || !isHex(s[k+4]) || !isHex(s[k+5]) {
+					return k, false
+				}
+				k += 6
+			default:
+				return k, false
+			}
 		}
 	}
-	return true
+	return len(s), false
 }
 
-// Eight bytes at a time (SWAR): load8 reads s[i:i+8] as one word; hasByte
-// is non-zero if one of its bytes is c, hasLess if one is below n (n <=
-// 0x80). Both are exact about whether there is one.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-func load8(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-}
-
-func hasByte(v uint64, c byte) uint64 {
-	x := v ^ (ones * uint64(c))
-	return (x - ones) &^ x & highs
-}
-
-func hasLess(v uint64, n byte) uint64 { return (v - ones*uint64(n)) &^ v & highs }
+// strSpecial marks the bytes str stops at: a quote, a backslash, a single
+// quote (escaped in the rewrite), a control character, a non-ASCII byte.
+var strSpecial = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '"' || c == '\\' || c == '\'' || c < 0x20 || c >= utf8.RuneSelf
+	}
+	return t
+}()
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 

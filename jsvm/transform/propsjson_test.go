@@ -408,11 +408,16 @@ func FuzzPropsAsJSON(f *testing.F) {
 
 // BenchmarkPropsAsJSON: the rewrite of the medium and large pages' requests
 // (bench/), and their scan with nothing to rewrite (a threshold above the
-// props' size: the literal is validated, nothing is written).
+// props' size: the literal is validated, nothing is written); the small
+// page has no literal over the threshold.
 //
 //	go test -run '^$' -bench PropsAsJSON ./jsvm/transform/
 func BenchmarkPropsAsJSON(b *testing.B) {
 	medium, err := os.ReadFile("../../tests/testdata/requests/list-page.js")
+	if err != nil {
+		b.Fatal(err)
+	}
+	small, err := os.ReadFile("../../tests/testdata/requests/small-page.js")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -422,6 +427,7 @@ func BenchmarkPropsAsJSON(b *testing.B) {
 		code string
 		min  int
 	}{
+		{"small", string(small), PropsJSONMinBytes},
 		{"medium", string(medium), PropsJSONMinBytes},
 		{"large", large, PropsJSONMinBytes},
 		{"medium-nothing", string(medium), 1 << 30},

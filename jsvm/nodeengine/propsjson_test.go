@@ -192,7 +192,9 @@ func BenchmarkPropsAsJSON(b *testing.B) {
 	}
 	for _, w := range ws[2:] {
 		b.Run(w.Name, func(b *testing.B) {
-			e, _ := newEngine(b, config{StubTimers: true})
+			// The production default of RENDERER_NODE_SEMI_SPACE (server
+			// settings): V8's own is too small for the large page.
+			e, _ := newEngine(b, config{StubTimers: true, SemiSpace: 32 << 20})
 			rt := load(b, e, "app", "", string(src))
 			req := jsvm.NewRequest(map[string]jsvm.Runtime{"app": rt})
 			pid := e.Processes()[0].PID

@@ -165,7 +165,7 @@ type scanner struct {
 // or when the scanner could not follow the program.
 func propsJSONSpans(code string, min int) []jsonSpan {
 	sc := &scanner{s: code, min: min, newline: true}
-	if !sc.run() {
+	if strings.HasPrefix(code, "#!") || !sc.run() { // a hashbang comment is not modelled
 		return nil
 	}
 	if sc.lexical {
@@ -316,6 +316,9 @@ func (sc *scanner) run() bool {
 				for sc.i < len(s) && strings.IndexByte(operatorChars, s[sc.i]) >= 0 {
 					sc.i++
 				}
+			}
+			if op := s[start:sc.i]; strings.Contains(op, "<!--") || strings.Contains(op, "-->") {
+				return false // an HTML-like comment (sloppy scripts), or x-->0: not modelled
 			}
 			sc.token(tokPunct, s[start:sc.i])
 		default:

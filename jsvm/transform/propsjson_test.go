@@ -85,6 +85,9 @@ var propsJSONCases = []struct {
 	{"octal-looking number", "x = [01];\nx", 0},
 	{"trailing comma", "x = [1,];\nx", 0},
 	{"single quotes", "x = {'a':1};\nx", 0},
+	{"HTML open comment", "x = 1 <!-- ` \nvar t = `;\nz = {\"c\":2};\n`;\nt // `", 0},
+	{"HTML close comment", "x = 1;\n--> ` \nvar t = `;\nz = {\"c\":2};\n`;\nt // `", 0},
+	{"hashbang comment", "#! ` \nvar t = `;\nz = {\"c\":2};\n`;\nt // `", 0},
 	{"unbalanced", "x = {\"a\":1};\n}", 0},
 	{"deep", "x = " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + ";\nx", 1},
 }

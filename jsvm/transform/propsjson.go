@@ -184,11 +184,15 @@ func isIdentByte(c byte) bool {
 	return c == '_' || c == '$' || c == '#' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// regexAfterKeyword lists the keywords after which `/` starts a regex.
-var regexAfterKeyword = map[string]bool{
-	"return": true, "typeof": true, "instanceof": true, "in": true, "of": true, "new": true,
+// regexAfterWord says what a `/` after a word is: true for the reserved
+// words after which it starts a regex; absent for an identifier or the
+// other reserved words (a division); false for the words that are
+// keywords only in some contexts (`of`, `yield`, `await`, ...): unsure.
+var regexAfterWord = map[string]bool{
+	"return": true, "typeof": true, "instanceof": true, "in": true, "new": true,
 	"delete": true, "void": true, "throw": true, "case": true, "do": true, "else": true,
-	"yield": true, "await": true,
+	"of": false, "yield": false, "await": false, "let": false, "async": false, "static": false,
+	"get": false, "set": false,
 }
 
 // operatorChars are those that form operators by maximal munch here.
@@ -394,7 +398,8 @@ func (sc *scanner) regexAllowed() (regex, sure bool) {
 	case tokValue:
 		return false, true
 	case tokIdent:
-		return regexAfterKeyword[sc.prevText], true
+		regex, listed := regexAfterWord[sc.prevText]
+		return regex, regex || !listed
 	case tokClose:
 		if sc.prevText == "]" {
 			return false, true

@@ -88,6 +88,7 @@ var propsJSONCases = []struct {
 	{"HTML open comment", "x = 1 <!-- ` \nvar t = `;\nz = {\"c\":2};\n`;\nt // `", 0},
 	{"HTML close comment", "x = 1;\n--> ` \nvar t = `;\nz = {\"c\":2};\n`;\nt // `", 0},
 	{"hashbang comment", "#! ` \nvar t = `;\nz = {\"c\":2};\n`;\nt // `", 0},
+	{"of as a name, then a division", "var of = 4, r = of / 1 + `/;\nz = {\"c\":2};\n`; // `\nr", 0},
 	{"unbalanced", "x = {\"a\":1};\n}", 0},
 	{"deep", "x = " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + ";\nx", 1},
 }

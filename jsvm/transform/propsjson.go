@@ -15,8 +15,10 @@ package transform
 // where the program's meaning is the same. The scanner is a tokenizer, not a
 // parser: it understands strings, comments, template literals (with `${}`
 // nesting) and regular expressions, and gives up (rewrites nothing) whenever
-// it cannot tell a regex from a division, meets a character it does not
-// model, or finds the request's brackets unbalanced. One pass, linear in the
+// it cannot tell a regex from a division (after `)`, `}`, `++`, or a word
+// such as `of` that may be a name), meets something it does not model
+// (non-ASCII or escaped names, HTML-like comments, a hashbang), or finds the
+// request's brackets unbalanced. One pass, linear in the
 // request's size: a literal that is not valid JSON is validated once, and no
 // opening bracket before the point where that validation failed is validated
 // again. No recursion; nesting lives in slices.

@@ -122,8 +122,8 @@ func TestPropsAsJSONSameAnswers(t *testing.T) {
 	}
 }
 
-// compiledCodeProduction is the rewrite as the engine does it.
-var compiledCodeProduction = compiledCode
+// compiledCodeProduction is the rewrite at its production threshold.
+var compiledCodeProduction = propsAsJSON
 
 func readTestdata(t *testing.T, parts ...string) string {
 	t.Helper()

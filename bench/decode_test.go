@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gorender/gorender/auth"
 	"github.com/gorender/gorender/gemclient"
 	"github.com/gorender/gorender/handlers"
 )
@@ -23,10 +24,13 @@ func encodeRender(tb testing.TB, enc, code string) Encoded {
 }
 
 // BenchmarkDecodeBody decodes a render request body (handlers.DecodeBody)
-// in each encoding, for each workload's request. Multipart carries text
-// parts only (a render that re-sends a bundle stages it to disk: not
-// measured here).
+// in each encoding, for each workload's request, with the server's password
+// gate (its head read and checked before the body is decoded). Multipart
+// carries text parts only (a render that re-sends a bundle stages it to
+// disk: not measured here).
 func BenchmarkDecodeBody(b *testing.B) {
+	gate := handlers.EarlyPrecheck(auth.NewPassword("bench-password-0123456789"), "", false)
+	opts := handlers.DecodeOptions{BeforeBody: gate, BeforeDecode: gate, BeforeFirstFile: gate}
 	ws, err := Workloads()
 	if err != nil {
 		b.Fatal(err)
@@ -43,7 +47,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 					for k, v := range e.Header {
 						r.Header[k] = v
 					}
-					f, herr := handlers.DecodeBody(httptest.NewRecorder(), r, handlers.DecodeOptions{})
+					f, herr := handlers.DecodeBody(httptest.NewRecorder(), r, opts)
 					if herr != nil {
 						b.Fatalf("decode: %d %s", herr.Status, herr.Body)
 					}

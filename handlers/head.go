@@ -51,19 +51,26 @@ func jsonHead(data []byte) (*Fields, *HTTPError) {
 			continue
 		}
 		keyEnd := jsonStringEnd(data, i)
-		key := jsonStringValue(data[i:keyEnd])
+		key := data[i:keyEnd]
 		i = skipJSONSpace(data, keyEnd) + 1 // past ':'
 		i = skipJSONSpace(data, i)
 		valueEnd, tooDeep := jsonValueEnd(data, i)
 		if tooDeep {
 			return nil, badRequest("Invalid JSON body: %s.", errTooDeep)
 		}
-		if isPrecheckField(key) {
-			f.set(key, jsonHeadValue(data[i:valueEnd]))
-		} else {
-			f.noteName(key)
-		}
+		headMember(f, key, data[i:valueEnd])
 		i = valueEnd
+	}
+}
+
+// headMember records one member of a valid JSON object in a head: its name,
+// and its value if it is a precheck field.
+func headMember(f *Fields, keyLiteral, value []byte) {
+	key := jsonStringValue(keyLiteral)
+	if isPrecheckField(key) {
+		f.set(key, jsonHeadValue(value))
+	} else {
+		f.noteName(key)
 	}
 }
 
@@ -99,23 +106,6 @@ func skipJSONSpace(data []byte, i int) int {
 		}
 	}
 	return i
-}
-
-// jsonStringEnd returns the index just past the string starting at i (a
-// '"' of valid JSON).
-func jsonStringEnd(data []byte, i int) int {
-	for j := i + 1; ; {
-		q := bytes.IndexByte(data[j:], '"')
-		j += q
-		backslashes := 0
-		for k := j - 1; k > i && data[k] == '\\'; k-- {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
 }
 
 // jsonStringValue returns the text of a valid JSON string literal, as the

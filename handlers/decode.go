@@ -690,6 +690,7 @@ func queryUnescapeInPlace(b []byte) ([]byte, error) {
 		// Copy up to the next '%' or '+', eight bytes at a time. A word is
 		// stored whole when that cannot reach a byte not yet read (w <= i,
 		// and the output lags the input by 2 bytes per escape).
+		found := false
 		for i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
 			m := bytesEqual(x, '%') | bytesEqual(x, '+')
@@ -704,15 +705,17 @@ func queryUnescapeInPlace(b []byte) ([]byte, error) {
 			} else {
 				copy(b[w:w+k], b[i:i+k])
 			}
-			i, w = i+k, w+k
+			i, w, found = i+k, w+k, true
 			break
 		}
-		for i < len(b) && b[i] != '%' && b[i] != '+' {
-			b[w] = b[i]
-			i, w = i+1, w+1
-		}
-		if i == len(b) {
-			return b[:w], nil
+		if !found { // the last bytes, fewer than eight
+			for i < len(b) && b[i] != '%' && b[i] != '+' {
+				b[w] = b[i]
+				i, w = i+1, w+1
+			}
+			if i == len(b) {
+				return b[:w], nil
+			}
 		}
 		if b[i] == '+' {
 			b[w] = ' '

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/bytedance/sonic/ast"
@@ -264,7 +265,8 @@ const (
 // readAll reads r to its end. Its memory follows the bytes received: they
 // arrive in chunks (4 KiB, doubling up to 64 KiB) copied once into a buffer
 // of their exact size, so n bytes cost at most 2n + 64 KiB while they are
-// read and n after, whatever size the client declared.
+// read and n after, whatever size the client declared (the 64 KiB chunks
+// go back to a sync.Pool, which the collector empties).
 func readAll(r io.Reader) ([]byte, error) {
 	var c chunks
 	for {
@@ -296,9 +298,19 @@ func (c *chunks) spare() []byte {
 	if k := len(c.list); k > 0 {
 		size = min(2*cap(c.list[k-1]), maxChunkSize)
 	}
-	c.list = append(c.list, make([]byte, 0, size))
+	var chunk []byte
+	if size == maxChunkSize {
+		chunk = (*fullChunks.Get().(*[maxChunkSize]byte))[:0]
+	} else {
+		chunk = make([]byte, 0, size)
+	}
+	c.list = append(c.list, chunk)
 	return c.list[len(c.list)-1][:size]
 }
+
+// fullChunks recycles the largest chunks, which bytes copies out of: a
+// large body's chunks then cost neither an allocation nor zeroing.
+var fullChunks = sync.Pool{New: func() any { return new([maxChunkSize]byte) }}
 
 // filled records that n bytes were written into spare().
 func (c *chunks) filled(n int) {
@@ -327,7 +339,11 @@ func (c *chunks) bytes() []byte {
 	out := make([]byte, 0, c.n)
 	for _, chunk := range c.list {
 		out = append(out, chunk...)
+		if cap(chunk) == maxChunkSize {
+			fullChunks.Put((*[maxChunkSize]byte)(chunk[:maxChunkSize]))
+		}
 	}
+	c.list, c.n = nil, 0 // the chunks are recycled: bytes is called once
 	return out
 }
 

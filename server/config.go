@@ -210,8 +210,8 @@ func (c *Config) Effective() []slog.Attr {
 }
 
 // A setting is one row of the configuration table: an environment
-// variable, its default, how it is read and what it means. The README's
-// Configuration table is this table (TestREADMEConfigurationTable).
+// variable, its default, how it is read and what it means. The table of
+// docs/configuration.md is this table (TestConfigurationTable).
 type setting struct {
 	// Name is the environment variable.
 	Name string
@@ -222,7 +222,8 @@ type setting struct {
 	DefaultDoc string
 	// Engine is the only engine the setting applies to; "" for all.
 	Engine string
-	// Doc is what it does (Markdown, one line: the README's third column).
+	// Doc is what it does (Markdown, one line: the third column of
+	// docs/configuration.md's table; links are relative to docs/).
 	Doc   string
 	Value value
 }
@@ -274,10 +275,10 @@ func (l *loader) warn(format string, args ...any) {
 }
 
 // settings is the configuration table, in the order rows are read (a
-// computed default may use the rows above it) and listed in the README.
-// To add a variable: a Config field, a row here, then
-// `go test ./server -run TestREADMEConfigurationTable -update` writes it
-// into README.md.
+// computed default may use the rows above it) and listed in
+// docs/configuration.md. To add a variable: a Config field, a row here, then
+// `go test ./server -run TestConfigurationTable -update` writes it into
+// docs/configuration.md.
 var settings = []setting{
 	{
 		Name: "RENDERER_PORT", Default: "3800",
@@ -310,12 +311,12 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE", Default: "0",
-		Doc:   "size limit of the bundle cache: past it, the least recently used bundles that no gorender on the cache has loaded or is storing, that no `.current-generations` declaration names and that were not used in the last 5 minutes are removed with their companion files (see [Bundle cache](#bundle-cache)). Sizes like `2GiB`; `0` is no limit (a full volume still removes them, one per failed write)",
+		Doc:   "size limit of the bundle cache: past it, the least recently used bundles that no gorender on the cache has loaded or is storing, that no `.current-generations` declaration names and that were not used in the last 5 minutes are removed with their companion files (see [Bundle cache](bundle-cache.md)). Sizes like `2GiB`; `0` is no limit (a full volume still removes them, one per failed write)",
 		Value: size(func(c *Config) *uint64 { return &c.CacheMaxSize }),
 	},
 	{
 		Name: "RENDERER_SOURCE_MAP_CACHE_SIZE", Default: "64MiB",
-		Doc:   "memory for the parsed source maps of loaded bundles, which put original files and lines in error answers, load-error logs and `getStackTrace` (see [Source maps](#source-maps)); a map is parsed on the first error that needs it, least recently used ones make room. Sizes like `64MiB`; `0`: no mapping",
+		Doc:   "memory for the parsed source maps of loaded bundles, which put original files and lines in error answers, load-error logs and `getStackTrace` (see [Source maps](source-maps.md)); a map is parsed on the first error that needs it, least recently used ones make room. Sizes like `64MiB`; `0`: no mapping",
 		Value: size(func(c *Config) *uint64 { return &c.SourceMapCacheSize }),
 	},
 	{
@@ -407,7 +408,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_BODY_READ_TIMEOUT", Default: "10s",
-		Doc:   "the longest wait for the next bytes of a request body: bytes must keep arriving, or the request is answered `408` (the incremental route's windows between update lines are its own, see Streaming)",
+		Doc:   "the longest wait for the next bytes of a request body: bytes must keep arriving, or the request is answered `408` (the incremental route's windows between update lines are its own, see [Streams across bundles](compatibility.md#streams-across-bundles))",
 		Value: duration(func(c *Config) *time.Duration { return &c.BodyReadTimeout }, time.Second, positive),
 	},
 	{
@@ -425,7 +426,7 @@ var settings = []setting{
 	{
 		Name: "RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS", Default: strconv.Itoa(DefaultMaxUnauthenticatedConnections),
 		Doc: "client connections open at once that never carried an authenticated request (clients without the password, probes, scrapes; at most `RENDERER_MAX_CONNECTIONS`): " +
-			"each may buffer up to 1 MiB of request body over h2c before a handler reads it, so their number bounds what clients without the password cost (Limits). " +
+			"each may buffer up to 1 MiB of request body over h2c before a handler reads it, so their number bounds what clients without the password cost ([Limits](limits.md#what-a-client-without-the-password-can-cost)). " +
 			"At the cap a new connection gets in and the oldest unauthenticated one is closed (`gorender_connections_shed_total{reason=\"evicted\"}`); a Rails connection authenticates on its first request and no longer counts",
 		Value: number(func(c *Config) *int { return &c.MaxUnauthenticatedConnections }, 1, 1<<20),
 	},
@@ -448,7 +449,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_SUPPORT_MODULES", Default: "false",
-		Doc:   "the Node-compatible environment (below); on for `true`, `TRUE`, `yes`, `YES` (upstream's set), off for anything else, with a warning unless `false`, `FALSE`, `no` or `NO`",
+		Doc:   "the [Node-compatible environment](compatibility.md#the-node-compatible-environment-renderer_support_modulestrue); on for `true`, `TRUE`, `yes`, `YES` (upstream's set), off for anything else, with a warning unless `false`, `FALSE`, `no` or `NO`",
 		Value: custom{read: parseSupportModules, format: func(c *Config) string { return strconv.FormatBool(c.SupportModules) }},
 	},
 	{
@@ -516,12 +517,12 @@ var settings = []setting{
 	},
 	{
 		Name: "GOMAXPROCS", DefaultDoc: "the CPU limit, at least `2` with goja and quickjs",
-		Doc:   "Go's own variable; when unset gorender runs at least two Ps even on one CPU with the in-process engines: with one, network wake-ups and the collector wait behind the running render (p99 of a small page 74–108 ms against 17 ms, see Performance). With `node` no render runs in gorender and a second P on one CPU only costs wake-ups (10–25% more CPU per request on gorender's side). Runtimes per bundle default to the CPUs, not to this",
+		Doc:   "Go's own variable; when unset gorender runs at least two Ps even on one CPU with the in-process engines: with one, network wake-ups and the collector wait behind the running render (p99 of a small page 74–108 ms against 17 ms, see [decisions/gomaxprocs.md](decisions/gomaxprocs.md)). With `node` no render runs in gorender and a second P on one CPU only costs wake-ups (10–25% more CPU per request on gorender's side). Runtimes per bundle default to the CPUs, not to this",
 		Value: custom{read: parseProcs, format: func(c *Config) string { return strconv.Itoa(c.Procs) }},
 	},
 	{
 		Name: "GOGC", Default: "200",
-		Doc:   "Go's own variable; when unset gorender uses 200 instead of Go's 100: renders allocate many times their live data and the collector's CPU is render time (about 16% less CPU per render for a larger heap, see Performance); `GOMEMLIMIT` still bounds the heap",
+		Doc:   "Go's own variable; when unset gorender uses 200 instead of Go's 100: renders allocate many times their live data and the collector's CPU is render time (about 16% less CPU per render for a larger heap, see [decisions/gogc.md](decisions/gogc.md)); `GOMEMLIMIT` still bounds the heap",
 		Value: custom{read: parseGCPercent, format: showGCPercent},
 	},
 	{
@@ -569,7 +570,7 @@ var settings = []setting{
 	},
 	{
 		Name: "OTEL_EXPORTER_OTLP_ENDPOINT", DefaultDoc: "unset",
-		Doc:   "the OpenTelemetry collector's base URL, e.g. `http://otel-collector:4318` (`http/protobuf`) or `http://otel-collector:4317` (`grpc`; `https://` for TLS): setting it turns [traces](#traces) on. Over HTTP traces go to its path + `/v1/traces`",
+		Doc:   "the OpenTelemetry collector's base URL, e.g. `http://otel-collector:4318` (`http/protobuf`) or `http://otel-collector:4317` (`grpc`; `https://` for TLS): setting it turns [traces](observability.md#traces) on. Over HTTP traces go to its path + `/v1/traces`",
 		Value: otlpEndpoint(func(c *Config) *string { return &c.Tracing.Endpoint }),
 	},
 	{
@@ -617,17 +618,17 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_JS_ENGINE", Default: engines.Auto,
-		Doc:   "`auto`: `node` where a Node.js 20+ runs here confined (`RENDERER_NODE_PATH`, else `node` on `PATH`), else `goja`, and the start-up log says which and why; `node` (renders in Node.js processes gorender supervises, at V8's speed), `goja` or `quickjs` (pure Go, in gorender's process) pin one, see [Engines](#engines)",
+		Doc:   "`auto`: `node` where a Node.js 20+ runs here confined (`RENDERER_NODE_PATH`, else `node` on `PATH`), else `goja`, and the start-up log says which and why; `node` (renders in Node.js processes gorender supervises, at V8's speed), `goja` or `quickjs` (pure Go, in gorender's process) pin one, see [Engines](engines.md)",
 		Value: custom{read: parseEngine, format: func(c *Config) string { return c.JSEngine }},
 	},
 	{
 		Name: "RENDERER_REWRITE_STRING_BUILDS", Default: "true", Engine: "goja",
-		Doc:   "goja only: when a bundle is loaded, rewrite react-dom's `html += chunk` accumulators (quadratic on goja's flat strings) into array joins; output is byte-identical (see Performance). `false` runs the bundle exactly as uploaded",
+		Doc:   "goja only: when a bundle is loaded, rewrite react-dom's `html += chunk` accumulators (quadratic on goja's flat strings) into array joins; output is byte-identical (see [decisions/string-builds.md](decisions/string-builds.md)). `false` runs the bundle exactly as uploaded",
 		Value: onOff(func(c *Config) *bool { return &c.RewriteStringBuilds }),
 	},
 	{
 		Name: "RENDERER_MAX_ALLOCATION", Default: "256MiB",
-		Doc:   "largest single allocation a render may make through a host function (`crypto.randomBytes`, `TextEncoder`/`TextDecoder`, `fs` reads, strings copied into Go) or, on goja, a built-in sized by its caller (`ArrayBuffer` and typed arrays, so `Buffer`; `String.prototype.repeat`, `padStart`, `padEnd`; `Array.prototype.join`): over it a `RangeError` in JavaScript, as Node throws past its own limits, before the memory is taken (the memory guards act as memory grows; one call must not jump past them). On quickjs never more than `RENDERER_QUICKJS_MEMORY_LIMIT`; the node engine bounds each process's memory outside its V8 heap instead (`RLIMIT_DATA`, see [The node engine](#the-node-engine)); `0`/`off`: none",
+		Doc:   "largest single allocation a render may make through a host function (`crypto.randomBytes`, `TextEncoder`/`TextDecoder`, `fs` reads, strings copied into Go) or, on goja, a built-in sized by its caller (`ArrayBuffer` and typed arrays, so `Buffer`; `String.prototype.repeat`, `padStart`, `padEnd`; `Array.prototype.join`): over it a `RangeError` in JavaScript, as Node throws past its own limits, before the memory is taken (the memory guards act as memory grows; one call must not jump past them). On quickjs never more than `RENDERER_QUICKJS_MEMORY_LIMIT`; the node engine bounds each process's memory outside its V8 heap instead (`RLIMIT_DATA`, see [What confines bundle code](node-engine.md#what-confines-bundle-code)); `0`/`off`: none",
 		Value: custom{read: parseMaxAllocation, format: showMaxAllocation},
 	},
 	{
@@ -642,7 +643,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_NODE_MAX_PROCESSES", Engine: "node", DefaultDoc: "2 × `RENDERER_WORKERS_COUNT`",
-		Doc: "the most node engine processes alive at once. A process belongs to one isolation group, the bundles of one render set (an entry bundle and its dependency bundles), which has up to `RENDERER_WORKERS_COUNT` processes; the default lets two groups (one deployment's bundle and the next one's during a rolling deploy, or an RSC pair) each have all of theirs. Past it, a group that lacks processes takes the least recently used idle one of another group (see [The node engine](#the-node-engine)). At least `RENDERER_WORKERS_COUNT`",
+		Doc: "the most node engine processes alive at once. A process belongs to one isolation group, the bundles of one render set (an entry bundle and its dependency bundles), which has up to `RENDERER_WORKERS_COUNT` processes; the default lets two groups (one deployment's bundle and the next one's during a rolling deploy, or an RSC pair) each have all of theirs. Past it, a group that lacks processes takes the least recently used idle one of another group (see [The node engine](node-engine.md#how-many-processes-and-why)). At least `RENDERER_WORKERS_COUNT`",
 		Value: orComputed(number(func(c *Config) *int { return &c.NodeMaxProcesses }, 1, 4096),
 			func(l *loader) { l.c.NodeMaxProcesses = 2 * l.c.WorkersCount }),
 	},
@@ -659,7 +660,7 @@ var settings = []setting{
 	},
 	{
 		Name: "RENDERER_NODE_SEMI_SPACE", Default: "32MiB", Engine: "node",
-		Doc:   "V8 semi-space size of each node engine process (`--max-semi-space-size`), where a render's short-lived objects are made: the young generation grows to up to three of them as renders allocate, and keeps them. Twice V8's default: a large page's render (1.8 MB of HTML) outgrew V8's own and cost about 30% more CPU with it (see [The node engine](#the-node-engine)). Sizes like `16MiB`, whole MiB; `0`: V8's default (16 MiB)",
+		Doc:   "V8 semi-space size of each node engine process (`--max-semi-space-size`), where a render's short-lived objects are made: the young generation grows to up to three of them as renders allocate, and keeps them. Twice V8's default: a large page's render (1.8 MB of HTML) outgrew V8's own and cost about 30% more CPU with it (see [decisions/node-semi-space.md](decisions/node-semi-space.md)). Sizes like `16MiB`, whole MiB; `0`: V8's default (16 MiB)",
 		Value: custom{read: parseNodeSemiSpace, format: showNodeSemiSpace},
 	},
 	{
@@ -1185,7 +1186,7 @@ type Variable struct {
 	Name, Default, Doc string
 }
 
-// Variables lists every configuration variable, as the README does.
+// Variables lists every configuration variable, as docs/configuration.md does.
 func Variables() []Variable {
 	vars := make([]Variable, len(settings))
 	for i, s := range settings {

@@ -263,25 +263,25 @@ func TestSettingsTable(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "write the configuration table into ../README.md")
+var update = flag.Bool("update", false, "write the configuration table into ../docs/configuration.md")
 
-// TestREADMEConfigurationTable: the README's Configuration table is the
-// settings table, row for row, so the two cannot drift. With -update it
-// rewrites the README's table from settings.
-func TestREADMEConfigurationTable(t *testing.T) {
-	const path = "../README.md"
+// TestConfigurationTable: the table of docs/configuration.md is the settings
+// table, row for row, so the two cannot drift. With -update it rewrites the
+// document's table from settings.
+func TestConfigurationTable(t *testing.T) {
+	const path = "../docs/configuration.md"
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(raw), "\n")
-	section := slices.Index(lines, "## Configuration")
+	section := slices.Index(lines, "## Environment variables")
 	if section < 0 {
-		t.Fatal("README.md has no ## Configuration section")
+		t.Fatal(path + " has no ## Environment variables section")
 	}
 	header := section + slices.IndexFunc(lines[section:], func(l string) bool { return strings.HasPrefix(l, "| Variable |") })
 	if header < section {
-		t.Fatal("README.md's Configuration section has no table starting with | Variable |")
+		t.Fatal(path + "'s Environment variables section has no table starting with | Variable |")
 	}
 	first := header + 2 // past the header and its separator
 	end := first
@@ -312,10 +312,10 @@ func TestREADMEConfigurationTable(t *testing.T) {
 			w = want[i]
 		}
 		if g != w {
-			t.Errorf("README.md Configuration table, row %d:\n README: %s\n  table: %s", i+1, g, w)
+			t.Errorf("%s table, row %d:\n   doc: %s\n table: %s", path, i+1, g, w)
 		}
 	}
-	t.Log("the rows come from settings in server/config.go: go test ./server -run TestREADMEConfigurationTable -update writes them into README.md")
+	t.Log("the rows come from settings in server/config.go: go test ./server -run TestConfigurationTable -update writes them into " + path)
 }
 
 func TestUnknownVariables(t *testing.T) {

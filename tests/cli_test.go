@@ -40,7 +40,7 @@ func TestUsage(t *testing.T) {
 	for _, want := range []string{
 		"gorender [serve]", "gorender demo", "gorender healthcheck", "gorender version", "gorender help",
 		"-p, --port PORT", "--json", "--host HOST", "--url URL", "--timeout DURATION",
-		"Environment variables", "RENDERER_PORT", "gorender help config", "README.md",
+		"Environment variables", "RENDERER_PORT", "gorender help config", "docs/configuration.md",
 	} {
 		if !strings.Contains(first, want) {
 			t.Errorf("usage does not mention %q:\n%s", want, first)
@@ -49,21 +49,21 @@ func TestUsage(t *testing.T) {
 }
 
 // TestHelpConfig: `gorender help config` lists every variable of the
-// README's Configuration table.
+// table of docs/configuration.md.
 func TestHelpConfig(t *testing.T) {
 	t.Parallel()
 	code, stdout, stderr := runBinary(t, nil, "help", "config")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	readme, err := os.ReadFile("../README.md")
+	doc, err := os.ReadFile("../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := string(readme)[strings.Index(string(readme), "## Configuration"):]
+	section := string(doc)[strings.Index(string(doc), "## Environment variables"):]
 	names := regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\|").FindAllStringSubmatch(section[:strings.Index(section, "\n## ")], -1)
 	if len(names) < 20 {
-		t.Fatalf("found only %d variables in README.md's Configuration table", len(names))
+		t.Fatalf("found only %d variables in docs/configuration.md's table", len(names))
 	}
 	for _, n := range names {
 		if !strings.Contains(stdout, "\n"+n[1]+"\n") {

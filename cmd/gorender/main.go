@@ -155,18 +155,18 @@ Configuration:
   Environment variables, read once at start: RENDERER_PASSWORD, RENDERER_HOST,
   RENDERER_PORT, RENDERER_WORKERS_COUNT, RENDERER_JS_ENGINE, ...
   'gorender help config' lists each with its default and meaning, as does
-  README.md (Configuration). A bad value stops the start with a message
+  docs/configuration.md. A bad value stops the start with a message
   naming it. Logs are JSON lines on stderr; the configuration in effect is
   logged once at start.
 `
 
 // writeConfigHelp lists every configuration variable with its default and
-// what it does: the README's Configuration table as plain text.
+// what it does: the table of docs/configuration.md as plain text.
 func writeConfigHelp(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("gorender reads these environment variables once at start (README.md,\n" +
-		"Configuration). Durations take Go syntax (500ms, 2s, 1m) or a bare number of\n" +
-		"seconds; upstream's own variables keep their units.\n")
+	b.WriteString("gorender reads these environment variables once at start\n" +
+		"(docs/configuration.md). Durations take Go syntax (500ms, 2s, 1m) or a bare\n" +
+		"number of seconds; upstream's own variables keep their units.\n")
 	for _, v := range server.Variables() {
 		b.WriteString("\n" + v.Name + "\n")
 		b.WriteString(wrap("default: "+plainText(v.Default), "    ", 79))

@@ -9,7 +9,7 @@
 #
 # The node variant is the same binary on distroless nodejs, for
 # RENDERER_JS_ENGINE=node (renders in Node.js processes gorender supervises;
-# README "Engines"), tagged <version>-node:
+# docs/node-engine.md), tagged <version>-node:
 #
 #   docker build --target node --build-arg VERSION=... -t gorender:VERSION-node .
 #
@@ -64,7 +64,7 @@ LABEL org.opencontainers.image.title="gorender" \
       org.opencontainers.image.version="$VERSION"
 COPY --from=build /out/gorender /usr/local/bin/gorender
 # The bundle cache (PROTOCOL.md §6.3 layout: <cache>/<id>/<id>.js and its
-# companion files). A pre-seeded image copies a cache here, see README "Deploy".
+# companion files). A pre-seeded image copies a cache here, see docs/bundle-cache.md "Pre-seeded bundle cache".
 COPY --from=build --chown=65532:65532 /out/cache /var/cache/gorender
 ENV RENDERER_HOST=0.0.0.0 \
     RENDERER_PORT=3800 \

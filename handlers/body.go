@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Default waits of a request body (README, Limits).
+// Default waits of a request body (docs/limits.md).
 const (
 	// DefaultBodyReadTimeout is the default of RENDERER_BODY_READ_TIMEOUT.
 	DefaultBodyReadTimeout = 10 * time.Second

@@ -14,7 +14,7 @@ const (
 	// authenticate is charged at its first read, besides its header bytes
 	// and its body bytes: its decoder's first buffers and the unfilled end
 	// of its last body chunk (readAll), the request's own structures and
-	// goroutine. Measured: see the README's Limits section.
+	// goroutine. Measured: see docs/limits.md "What a client without the password can cost".
 	requestCharge = 64 << 10
 	// headerFieldCharge is the overhead charged per header value on top of
 	// its bytes (HPACK counts 32; Go's maps and slices cost about that).

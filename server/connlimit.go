@@ -13,7 +13,7 @@ import (
 // connReserveMin) stay for everything else (bundle and cache files,
 // staging, logs), and the cap is at most maxConnectionsCeiling whatever
 // the descriptor limit, so that what connections can cost stays bounded
-// (README, Limits).
+// (docs/limits.md "What a client without the password can cost").
 const (
 	connReserveMin        = 64
 	maxConnectionsCeiling = 4096
@@ -43,8 +43,8 @@ func connectionsFor(nofile uint64) int {
 
 // DefaultMaxUnauthenticatedConnections is the default of
 // RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS: what connections of clients
-// without the password may buffer is bounded by their number (README,
-// Limits: 512 h2c connections with full flow-control windows are about
+// without the password may buffer is bounded by their number
+// (docs/limits.md "What a client without the password can cost": 512 h2c connections with full flow-control windows are about
 // 0.55 GiB), and a Rails connection authenticates on its first request.
 const DefaultMaxUnauthenticatedConnections = 512
 

@@ -287,7 +287,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams: s.cfg.MaxConcurrentStreams,
 			// Go's defaults, stated: what a connection buffers of request
-			// bodies its handlers have not read yet (README, Limits).
+			// bodies its handlers have not read yet (docs/limits.md).
 			MaxReceiveBufferPerConnection: 1 << 20,
 			MaxReceiveBufferPerStream:     1 << 20,
 			// HTTP/2's default frame size, not Go's 1 MiB: a connection

@@ -275,7 +275,7 @@ func TestFSErrorsNameNoServerPath(t *testing.T) {
 				t.Errorf("%s: the 400 does not say %q:\n%s", code, want, clip(r.Body))
 			}
 			// On the node engine V8's stack frames name the bundle's and the
-			// executor's files by their paths (README, The node engine);
+			// executor's files by their paths (docs/node-engine.md);
 			// the message names none.
 			shown := r.Body
 			if testEngine == "node" {

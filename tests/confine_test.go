@@ -22,8 +22,8 @@ import (
 )
 
 // Bundle code, escaped or not, cannot reach another process: not gorender,
-// not another Node.js process of the node engine (README, "What confines
-// bundle code"). On goja and quickjs there is no process to escape to; the
+// not another Node.js process of the node engine
+// (docs/node-engine.md "What confines bundle code"). On goja and quickjs there is no process to escape to; the
 // same requests prove that the server keeps serving there too.
 
 // victimBundle renders a secret; attackerBundle keeps its require for the

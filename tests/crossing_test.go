@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Streams across bundles (README "Streams across bundles"): the stream-app
+// Streams across bundles (docs/compatibility.md "Streams across bundles"): the stream-app
 // bundle renders with renderToPipeableStream a page whose Suspense
 // boundaries each show a line of a payload that payload-stream.js produces
 // on timers and hands over as a stream through runOnOtherBundle, as React
@@ -177,7 +177,7 @@ globalThis.tick = function () { setInterval(function () { globalThis.ticks = (gl
 
 // TestRunOnOtherBundleTimersLastTheRender: the timers a runOnOtherBundle
 // call sets in the other bundle run after the call returned, until the
-// caller's render ends, as on Node (README "Streams across bundles"): the
+// caller's render ends, as on Node (docs/compatibility.md "Streams across bundles"): the
 // caller gets what a timer of the other bundle set, and an interval the
 // other bundle left running ticks in none of its later renders. On goja
 // and quickjs the call's timers used to be cancelled when it returned.
@@ -257,7 +257,7 @@ globalThis.count = function (s) {
 `
 
 // TestCrossStreamTwoReaders: one stream object of a third bundle read by
-// two readers of one render (README "Streams across bundles", several
+// two readers of one render (docs/compatibility.md "Streams across bundles", several
 // readers), through the binary on every engine. The entry holds the
 // producer's stream and calls mid, whose code reads the same stream and
 // waits for it: both get every chunk (before f271184, mid's promise never

@@ -46,7 +46,7 @@ var enumeratedLabels = map[string]string{
 // (prometheus-operator: namespace, pod...), and le, a histogram bucket's.
 var targetLabels = []string{"namespace", "job", "pod", "instance", "service", "endpoint", "le"}
 
-// engineSeries are the series one engine alone exports (README "Metrics"),
+// engineSeries are the series one engine alone exports (docs/observability.md "Metrics"),
 // by that engine: the check scrapes a server of that engine for them, and
 // checks that the engine under test does not export another's.
 var engineSeries = map[string]string{
@@ -100,7 +100,7 @@ func TestDashboardAndAlertMetricsExist(t *testing.T) {
 			engine := testEngine
 			if only, ok := engineSeries[name]; ok && only != testEngine {
 				if _, ok := scrapedFamily(scrapes[testEngine], name); ok {
-					t.Errorf("%s exists on %s: README \"Metrics\" says %s only", name, testEngine, only)
+					t.Errorf("%s exists on %s: docs/observability.md (Metrics) says %s only", name, testEngine, only)
 				}
 				engine = only
 			}

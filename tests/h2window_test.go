@@ -243,7 +243,7 @@ func TestH2CUnreadBodiesNotHeld(t *testing.T) {
 // password leave 40 open, the oldest closed for the newest, while an h2c
 // connection that authenticated before them keeps rendering. Each such
 // connection may buffer 1 MiB of body, so their number bounds the memory
-// clients without the password can cost (README, Limits).
+// clients without the password can cost (docs/limits.md "What a client without the password can cost").
 func TestUnauthenticatedConnectionCap(t *testing.T) {
 	t.Parallel()
 	const capped, attackers = 40, 100

@@ -627,8 +627,8 @@ globalThis.DepTimers = {
 
 // TestIncrementalDependencyTimers: what an update chunk sets going in a
 // dependency bundle is part of the render, as on Node where every bundle
-// shares one event loop (PROTOCOL.md §8; README "Each render runs an event
-// loop"): the dependency's timers run while the answer streams (the
+// shares one event loop (PROTOCOL.md §8; docs/compatibility.md "Streams across bundles",
+// the incremental route): the dependency's timers run while the answer streams (the
 // entry's stream waits for a value a timer of the dependency sets), and
 // stop when the render ends (an interval the dependency left running
 // ticks in no later render of that bundle). On goja and quickjs the

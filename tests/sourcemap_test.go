@@ -162,7 +162,7 @@ func TestSourceMapsThroughRewrites(t *testing.T) {
 				want := sourceFrames.FindAllString(r.Body, -1)
 				for _, f := range nodeFrames {
 					if testEngine == "quickjs" {
-						// QuickJS's columns are its own (README "Source maps").
+						// QuickJS's columns are its own (docs/source-maps.md "Source maps").
 						f = f[:strings.LastIndexByte(f, ':')+1]
 					}
 					if !strings.Contains(strings.Join(want, " "), f) {
@@ -262,8 +262,8 @@ type unicodeGolden struct {
 // line, every engine's frames show the columns Node shows. Mapped frames,
 // through the bundle's map, with and without the engine's rewrites (goja's
 // lowering and string build, QuickJS's lowering of await): Node's files,
-// lines and columns (QuickJS: lines; its columns are its own, README
-// "Source maps"). Unmapped frames (no map uploaded), in the error answers
+// lines and columns (QuickJS: lines; its columns are its own,
+// docs/source-maps.md). Unmapped frames (no map uploaded), in the error answers
 // and getStackTrace: the same columns as the same bundle whose non-ASCII
 // text is replaced by as many UTF-16 code units of ASCII, and on node all of
 // Node's frames, on goja the frame of the throw (its call frames point at

@@ -46,7 +46,7 @@ type Engine struct {
 	CompilesAtLoad bool
 	// NodeSnippetAnswers are the engine's answers to the Node environment's
 	// snippets (by name) where they differ from Node's by design, each with
-	// its reason (the README's engine differences).
+	// its reason (docs/node-engine.md "Differences from goja and quickjs").
 	NodeSnippetAnswers map[string]Difference
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/gorender/gorender/jsvm"
 )
 
-// Streams across bundles (README "Streams across bundles"): a stream that
+// Streams across bundles (docs/compatibility.md "Streams across bundles"): a stream that
 // runOnOtherBundle returns reaches the caller as a stream of the caller's
 // own environment, with the same chunks in order, as they are produced.
 
@@ -452,7 +452,7 @@ func testCrossStreamTwoConsumers(t *testing.T, engine string) {
 // testCrossStreamBackFromATimer: a timer callback of b, a bundle an
 // earlier call left the timer in, calls c, which calls b for a stream: b's
 // own code waits on the call, as when b's call code calls out, so the
-// stream cannot cross back (README "Streams across bundles"), on every
+// stream cannot cross back (docs/compatibility.md "Streams across bundles"), on every
 // engine. On goja and quickjs the guard counted only the calls into b, not
 // b's own calls out: the stream crossed, c's loop drove b's from within
 // b's callback, so b's interval ticked inside it, and the stream's events

@@ -98,7 +98,7 @@ func testIntlParsesFormatsInUse(t *testing.T, engine string) {
 // luxon, i18next, date-fns and direct Intl calls, each case run in every
 // locale of the matrix, compared with what Node 20 answered (golden/). Where
 // gorender knowingly answers differently, known-differences.json pins its
-// answer and says why (the README's "Known engine gaps" sums them up): a
+// answer and says why (docs/intl.md sums them up): a
 // case that starts to differ, or a known difference that changes or goes
 // away, fails the test.
 

@@ -265,8 +265,8 @@ func testIncrementalUpdatesGolden(t *testing.T, engine string) {
 // bounds (1 MiB here), as it bounds one crossing bundles: a longer one
 // fails the stream with the RangeError's message, after the chunks before
 // it, as any error of the stream does; the runtime serves the next render.
-// The node engine, whose processes' memory is bounded instead (README
-// "The node engine"), sends it: Node's own bound on a string is V8's
+// The node engine, whose processes' memory is bounded instead
+// (docs/node-engine.md "What confines bundle code"), sends it: Node's own bound on a string is V8's
 // longest string, 2^29-24 UTF-16 code units.
 func testStreamChunkPastMaxAllocation(t *testing.T, engine string) {
 	e := NodeEngine(t, engine, jsvm.Options{MaxAllocation: 1 << 20})

@@ -10,8 +10,8 @@ import (
 	"github.com/gorender/gorender/jsvm"
 )
 
-// A stream crosses runtimes (runOnOtherBundle, README "Streams across
-// bundles"): the producer's bridge pumps it (env.js pump) into the host
+// A stream crosses runtimes (runOnOtherBundle, docs/compatibility.md
+// "Streams across bundles"): the producer's bridge pumps it (env.js pump) into the host
 // functions crossChunk, crossEnd and crossError, which queue its chunks
 // here; the consumer's loop runs crossFlow, whose JavaScript takes them
 // (crossTake) into the stream the caller received (env.js incoming) as fast

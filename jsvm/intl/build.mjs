@@ -103,7 +103,7 @@ async function extractLocaleData() {
 // Node that runs the build (build.sh requires the Node whose ICU the
 // goldens record): the polyfills format every one of them. The calendars
 // are the ones the DateTimeFormat polyfill formats; collations are none
-// (Intl.Collator takes no collation type: README, Known engine gaps).
+// (Intl.Collator takes no collation type: docs/intl.md).
 function supportedValues(extracted) {
   return {
     calendar: extracted.calendars[0],

@@ -11,7 +11,7 @@ import (
 // Expected values in this file were recorded from Node 20.20.2 (ICU 78.2,
 // CLDR 48): node -e 'words.sort(new Intl.Collator(locale).compare)' and
 // the like. Where golang.org/x/text answers otherwise the case is listed
-// in the README's "Known engine gaps" instead.
+// in docs/intl.md instead.
 
 var collationWords = []string{"zebra", "Zoë", "äpple", "Apple", "banana", "cherry", "apple", "Äpfel", "résumé", "resume",
 	"item10", "item9", "ch", "cz", "h", "ı", "i", "İ", "ö", "z", "côte", "coté", "ñ", "n", "o", "ß", "ss", "x-ray", "xray"}

@@ -759,7 +759,7 @@
       return pump;
     },
     // incoming makes the stream a runOnOtherBundle caller receives for
-    // another bundle's stream (README "Streams across bundles"): a web
+    // another bundle's stream (docs/compatibility.md "Streams across bundles"): a web
     // ReadableStream for one ('web'), else an object-mode Node Readable, of
     // classes {Readable, ReadableStream, Buffer}; string chunks stay
     // strings, byte chunks (ArrayBuffers) arrive as Buffers (Readable) or

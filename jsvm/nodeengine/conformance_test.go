@@ -37,8 +37,8 @@ func TestConformance(t *testing.T) {
 	engine.NodeSnippetAnswers = map[string]conformance.Difference{
 		// The Node globals of a bundle's context are the executor realm's
 		// (as in the Node renderer): what they make is not an instance of
-		// the context's own constructors. README: the node engine's
-		// differences.
+		// the context's own constructors (docs/node-engine.md
+		// "Differences from goja and quickjs").
 		"url invalid":     {Answer: "TypeError false", Reason: "URL is the executor realm's: its TypeError is not the context's"},
 		"structuredClone": {Answer: `[true,true,[1,2],true,false,0,true,[1],2,"gi","10"]`, Reason: "structuredClone is the executor realm's: the Date it makes is not the context's"},
 		// The snippet's answer is the util npm package's, which the

@@ -656,7 +656,7 @@ function runOnOtherMessage(message) {
 const CROSS_BACK = 'runOnOtherBundle: a stream cannot cross from a bundle that is itself waiting on this call (a recursion through bundles)';
 
 // crossStream hands other's stream over to caller by the rules of the Go
-// engines (README "Streams across bundles"; jsvm/inproc/crossstream.go):
+// engines (docs/compatibility.md "Streams across bundles"; jsvm/inproc/crossstream.go):
 // both ends live in this one process, but the caller gets a stream of its
 // own (env.js incoming) that other's stream is pumped into (env.js pump),
 // paused while the caller's stream is full. The caller's render ending

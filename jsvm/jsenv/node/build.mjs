@@ -79,7 +79,7 @@ const result = await esbuild.build({
 });
 
 // GORENDER_METAFILE=1 node build.mjs lists the npm packages in the output
-// (for the README's acknowledgements).
+// (for docs/acknowledgements.md).
 if (process.env.GORENDER_METAFILE) {
   const inputs = Object.values(result.metafile.outputs)[0].inputs;
   const pkgs = new Set();

@@ -6,7 +6,7 @@ import "github.com/gorender/gorender/jsvm/transform"
 // transform.PropsAsJSON (large JSON literals as JSON.parse of the same
 // text, which V8 parses faster than it compiles a literal) is not applied
 // on this engine yet: its gain on the large page is not established (the
-// Go scan costs about as much as V8 saves, README "Props as JSON"), and the
+// Go scan costs about as much as V8 saves, docs/performance.md "Props as JSON (quickjs engine; measured, not yet on for node)"), and the
 // executor would set renderingRequest to the rewritten text. The tests and
 // benchmarks render both ways through this variable (propsAsJSON).
 var compiledCode = func(code string) string { return code }

@@ -63,7 +63,7 @@ import (
 
 // PropsJSONMinBytes is the smallest literal rewritten: V8's guidance is that
 // JSON.parse pays from about 10 KB, and below it the scan's own cost is not
-// worth saving (README, Performance).
+// worth saving (docs/performance.md).
 const PropsJSONMinBytes = 10 << 10
 
 // maxScanDepth bounds the bracket nesting the scanner follows; deeper

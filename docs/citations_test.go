@@ -34,26 +34,10 @@ func TestProtocolCitationsResolve(t *testing.T) {
 		t.Fatalf("PROTOCOL.md has %d numbered sections, want at least 13: %v", len(sections), sections)
 	}
 	cited := 0
-	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", ".bin", "node_modules", "dist":
-				// dist holds built third-party code (FormatJS cites ECMA-402's §n).
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !citingFile(d.Name()) {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for i, line := range strings.Split(string(b), "\n") {
+	// walkRepository skips dist, whose built third-party code (FormatJS)
+	// cites ECMA-402's §n.
+	err = walkRepository(func(path, text string) {
+		for i, line := range strings.Split(text, "\n") {
 			for _, m := range citation.FindAllStringSubmatch(line, -1) {
 				cited++
 				if !sections[m[1]] {
@@ -61,7 +45,6 @@ func TestProtocolCitationsResolve(t *testing.T) {
 				}
 			}
 		}
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gorender/gorender/gemclient"
+	"golang.org/x/sys/unix"
 )
 
 // Bundle code, escaped or not, cannot reach another process: not gorender,
@@ -172,6 +173,15 @@ func TestBundleCannotReachOtherProcessesAsNonroot(t *testing.T) {
 		t.Fatalf("gorender does not run as uid 65532 without capabilities:\n%s", status)
 	}
 	attackTheServer(t, s)
+}
+
+// wantConfinement is what /info and the start log name on node: the seccomp
+// filter, and a Landlock domain where the kernel has Landlock (any ABI).
+func wantConfinement() string {
+	if abi, _, errno := syscall.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, 1); errno == 0 && abi > 0 {
+		return "seccomp+landlock"
+	}
+	return "seccomp"
 }
 
 func confineEnv() map[string]string {

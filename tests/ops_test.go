@@ -57,8 +57,8 @@ func TestOperationalEndpoints(t *testing.T) {
 				if want := nodeVersion(t); info["node_version"] != want {
 					t.Errorf("node_version = %q, want %q (node --version)", info["node_version"], want)
 				}
-				if info["confinement"] != "seccomp" {
-					t.Errorf("confinement = %q, want seccomp", info["confinement"])
+				if want := wantConfinement(); info["confinement"] != want {
+					t.Errorf("confinement = %q, want %s", info["confinement"], want)
 				}
 			} else if !strings.HasPrefix(info["node_version"], "go1.") {
 				t.Errorf("node_version = %q, want the Go version", info["node_version"])

@@ -435,7 +435,9 @@ func TestMalformedFrames(t *testing.T) {
 	}
 }
 
-// fakeNode writes an executable script standing in for node.
+// fakeNode writes an executable script standing in for node. Started as an
+// executor, it runs under the filter, which refuses new processes: only
+// the shell's built-ins and exec.
 func fakeNode(t *testing.T, script string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "node")
@@ -453,9 +455,23 @@ func TestSlowStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its start waits on opening a FIFO (no sleep: it could not fork one),
+	// which the test opens after a second.
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	slow := fakeNode(t, `case "$1" in --version) exec `+real.path+` --version;; esac
-sleep 1
+: < `+gate+`
 exec `+real.path+` "$@"`)
+	opened := make(chan *os.File, 1)
+	time.AfterFunc(time.Second, func() {
+		f, err := os.OpenFile(gate, os.O_RDWR, 0) // holds a writer: every later open passes at once
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- f
+	})
 	started := time.Now()
 	e, _ := newEngine(t, config{NodePath: slow, Processes: 2})
 	if d := time.Since(started); d < time.Second {
@@ -466,6 +482,10 @@ exec `+real.path+` "$@"`)
 		t.Fatal(got)
 	}
 
+	// The gate closed again: a start that waits past the limit.
+	if f := <-opened; f != nil {
+		f.Close()
+	}
 	defer func(d time.Duration) { spawnLimit = d }(spawnLimit)
 	spawnLimit = 300 * time.Millisecond
 	_, err = start(config{NodePath: slow, Processes: 1})
@@ -739,7 +759,7 @@ func TestFailedStartsCounted(t *testing.T) {
 	broken := filepath.Join(t.TempDir(), "broken")
 	node := fakeNode(t, `case "$1" in --version) exec `+real.path+` --version;; esac
 [ -e `+broken+` ] && exit 9
-touch `+broken+`
+: > `+broken+`
 exec `+real.path+` "$@"`)
 	e, _ := newEngine(t, config{NodePath: node, MaxRendersPerProcess: 1, StubTimers: true})
 	rt := load(t, e, "b", "", `var x = 'ok';`)

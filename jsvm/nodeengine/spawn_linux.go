@@ -100,5 +100,5 @@ func confinement() (string, error) {
 	if err := confine.Available(); err != nil {
 		return "", fmt.Errorf("node engine: %w; gorender runs no bundle code in a Node.js process that could signal gorender: use RENDERER_JS_ENGINE=goja or quickjs", err)
 	}
-	return confine.Mechanism, nil
+	return confine.Mechanism(), nil
 }

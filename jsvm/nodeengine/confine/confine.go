@@ -1,7 +1,8 @@
 // Package confine starts a Node.js executor confined: gorender's own binary,
 // re-executed as a launcher (Command), bounds the process, closes the
-// descriptors it must not inherit and installs a seccomp filter that keeps
-// it from reaching any other process (gorender, the other executors), then
+// descriptors it must not inherit, puts itself in a Landlock domain of its
+// own and installs a seccomp filter, which keep it from reaching any other
+// process (gorender, the other executors) or making one, then
 // executes Node.js in its place, keeping its pid. Go cannot run code
 // between fork and exec, hence the launcher; it acts in this package's init
 // (launch_linux.go), before the rest of gorender's packages initialize.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -37,6 +38,9 @@ func TestSyscallNumbers(t *testing.T) {
 		"get_robust_list": {sysGetRobustList, unix.SYS_GET_ROBUST_LIST}, "perf_event_open": {sysPerfEventOpen, unix.SYS_PERF_EVENT_OPEN},
 		"ptrace": {sysPtrace, unix.SYS_PTRACE}, "setpgid": {sysSetpgid, unix.SYS_SETPGID},
 		"seccomp": {sysSeccomp, unix.SYS_SECCOMP}, "close_range": {sysCloseRange, unix.SYS_CLOSE_RANGE},
+		"clone": {sysClone, unix.SYS_CLONE}, "clone3": {sysClone3, unix.SYS_CLONE3},
+		"landlock_create_ruleset": {sysLandlockCreateRuleset, unix.SYS_LANDLOCK_CREATE_RULESET},
+		"landlock_restrict_self":  {sysLandlockRestrictSelf, unix.SYS_LANDLOCK_RESTRICT_SELF},
 	} {
 		if pair[0] != pair[1] {
 			t.Errorf("%s is %d, want %d", name, pair[0], pair[1])
@@ -60,16 +64,32 @@ const refuseEnv = "CONFINE_TEST_REFUSE_SECCOMP"
 
 // TestFilter starts the test binary through the launcher, as gorender
 // starts Node.js, with gorender's setup (its own process group, a sibling
-// process), and checks what each system call the filter names may do.
+// executor started through the launcher too), and checks what each system
+// call the filter names may do, and what of the others' /proc it reaches.
 func TestFilter(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skip(err)
 	}
-	sibling := exec.Command("sleep", "60")
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip(err)
+	}
+	siblingPath, siblingArgv := Command(sleep, []string{"60"}, 0)
+	sibling := &exec.Cmd{Path: siblingPath, Args: siblingArgv, SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 	if err := sibling.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = sibling.Process.Kill(); _ = sibling.Wait() }()
+	// Confined and executed: its command line is sleep's.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sibling.Process.Pid))
+		if strings.HasPrefix(string(cmdline), sleep+"\x00") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sibling never executed %s: %q", sleep, cmdline)
+		}
+	}
 	inherited, err := os.Create(t.TempDir() + "/inherited")
 	if err != nil {
 		t.Fatal(err)
@@ -141,9 +161,29 @@ func TestFilter(t *testing.T) {
 		"ptrace attach parent":        "EPERM",
 		"setpgid into parent's group": "EPERM",
 		"x32 kill parent":             "EPERM",
+		"threads":                     "ok",
+		"clone without CLONE_THREAD":  "EPERM",
+		"clone CLONE_PARENT":          "EPERM",
+		"clone3":                      "ENOSYS",
+		"fork":                        "EPERM",
+		"vfork":                       "EPERM",
+		"perf_event_open cgroup":      "EPERM",
+		"open /proc/self/mem":         "ok",
+		"list /proc/self/fd":          "ok",
 	}
 	if runtime.GOARCH != "amd64" {
 		delete(want, "x32 kill parent")
+		delete(want, "fork")
+		delete(want, "vfork")
+	}
+	// Landlock's domain: the parent (as gorender) and the sibling (as
+	// another executor) are out of ptrace's reach, for root too.
+	if landlockABI() > 0 {
+		for _, target := range []string{"parent", "sibling"} {
+			want["open /proc/"+target+"/mem"] = "EACCES"
+			want["open /proc/"+target+"/fd/1"] = "EACCES"
+			want["readlink /proc/"+target+"/fd/1"] = "EACCES"
+		}
 	}
 	for name, w := range want {
 		if got[name] != w {
@@ -239,6 +279,80 @@ func TestProbeHelper(t *testing.T) {
 	if runtime.GOARCH == "amd64" {
 		call("x32 kill parent", x32Bit|unix.SYS_KILL, uintptr(parent), 0)
 	}
+
+	// Threads: Go's runtime makes its threads with clone(CLONE_THREAD);
+	// each goroutine locked to a thread of its own needs a new one.
+	res["threads"] = "ok"
+	threads := make(chan int)
+	for range 4 {
+		go func() {
+			runtime.LockOSThread()
+			threads <- syscall.Gettid()
+			select {} // holds its thread till the probe exits
+		}()
+	}
+	for range 4 {
+		if <-threads == int(tid) {
+			res["threads"] = "shared the main thread"
+		}
+	}
+	// New processes: a child that is made exits at once (raw calls only).
+	newProcess := func(name string, nr uintptr, args ...uintptr) {
+		var a [6]uintptr
+		copy(a[:], args)
+		r, _, errno := syscall.RawSyscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5])
+		if errno == 0 && r == 0 {
+			syscall.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+		}
+		res[name] = result(errno)
+	}
+	newProcess("clone without CLONE_THREAD", unix.SYS_CLONE, uintptr(syscall.SIGCHLD))
+	newProcess("clone CLONE_PARENT", unix.SYS_CLONE, unix.CLONE_PARENT)
+	var cloneArgs [11]uint64 // struct clone_args: flags, pidfd, child_tid, parent_tid, exit_signal, ...
+	cloneArgs[4] = uint64(syscall.SIGCHLD)
+	newProcess("clone3", unix.SYS_CLONE3, uintptr(unsafe.Pointer(&cloneArgs)), unsafe.Sizeof(cloneArgs))
+	if runtime.GOARCH == "amd64" {
+		newProcess("fork", sysFork)
+		newProcess("vfork", sysVfork)
+	}
+	// PERF_FLAG_PID_CGROUP (4): pid is a cgroup's descriptor, here one
+	// numbered like the parent's pid would be.
+	var attr unix.PerfEventAttr
+	attr.Size = uint32(unsafe.Sizeof(attr))
+	attr.Type = unix.PERF_TYPE_SOFTWARE
+	call("perf_event_open cgroup", unix.SYS_PERF_EVENT_OPEN, uintptr(unsafe.Pointer(&attr)), 0, 0, ^uintptr(0), 4)
+
+	// /proc of itself, of its parent (as gorender) and of its sibling.
+	errName := func(name string, err error) {
+		var errno syscall.Errno
+		switch {
+		case err == nil:
+			res[name] = "ok"
+		case errors.As(err, &errno):
+			res[name] = unix.ErrnoName(errno)
+		default:
+			res[name] = err.Error()
+		}
+	}
+	openErr := func(name, path string) {
+		f, err := os.Open(path)
+		if err == nil {
+			if strings.HasSuffix(path, "/fd") {
+				_, err = f.Readdirnames(-1)
+			}
+			f.Close()
+		}
+		errName(name, err)
+	}
+	openErr("open /proc/self/mem", "/proc/self/mem")
+	openErr("list /proc/self/fd", "/proc/self/fd")
+	for target, pid := range map[string]int{"parent": parent, "sibling": sibling} {
+		dir := "/proc/" + strconv.Itoa(pid)
+		openErr("open /proc/"+target+"/mem", dir+"/mem")
+		openErr("open /proc/"+target+"/fd/1", dir+"/fd/1")
+		_, err := os.Readlink(dir + "/fd/1")
+		errName("readlink /proc/"+target+"/fd/1", err)
+	}
 	b, _ := json.Marshal(res)
 	fmt.Printf("PROBES %s\n", b)
 }
@@ -283,5 +397,98 @@ func TestRefusedHelper(t *testing.T) {
 		t.Fatal(errno)
 	}
 	path, argv := Command("/bin/echo", []string{"EXECUTED"}, 0)
+	t.Fatal(syscall.Exec(path, argv, os.Environ()))
+}
+
+// TestNodeUnderTheFilter: Node.js, started through the launcher, still
+// makes its threads (glibc tries clone3 first, which answers ENOSYS, then
+// clone with CLONE_THREAD): V8's platform workers, libuv's pool (a file
+// read) and a Worker. A child process it cannot make.
+func TestNodeUnderTheFilter(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skip(err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH")
+	}
+	const script = `
+const fs = require('fs'), { Worker } = require('worker_threads'), cp = require('child_process');
+let spawned;
+try { spawned = cp.spawnSync('/bin/true').error?.code ?? 'ran' } catch (e) { spawned = e.code }
+fs.readFile('/proc/self/status', 'utf8', (err, status) => {
+  const threads = /Threads:\s+(\d+)/.exec(status)[1];
+  new Worker('require("worker_threads").parentPort.postMessage(6*7)', { eval: true })
+    .on('message', (m) => console.log(JSON.stringify({ read: !err, threads: +threads, worker: m, spawned })));
+});`
+	path, argv := Command(node, []string{"-e", script}, 0)
+	out, err := (&exec.Cmd{Path: path, Args: argv}).CombinedOutput()
+	if err != nil {
+		t.Fatalf("node under the filter: %v\n%s", err, out)
+	}
+	var got struct {
+		Read    bool
+		Threads int
+		Worker  int
+		Spawned string
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(out), &got); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	if !got.Read || got.Threads < 5 || got.Worker != 42 {
+		t.Errorf("node's threads under the filter: %+v, want a file read, at least 5 threads and the worker's 42", got)
+	}
+	if got.Spawned != "EPERM" {
+		t.Errorf("a child process of node: %q, want EPERM", got.Spawned)
+	}
+}
+
+// landlockOffEnv makes the test binary hide Landlock (TestWithoutLandlockHelper).
+const landlockOffEnv = "CONFINE_TEST_NO_LANDLOCK"
+
+// TestWithoutLandlock: where the kernel has no Landlock, the launcher still
+// confines and executes with the filter alone, and Mechanism says so.
+func TestWithoutLandlock(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWithoutLandlockHelper$")
+	cmd.Env = append(os.Environ(), landlockOffEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the launcher without Landlock: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "MECHANISM seccomp\n") || !strings.Contains(string(out), "Seccomp_filters:\t2") {
+		t.Errorf("output %q, want mechanism seccomp and the launcher's filter on the helper's", out)
+	}
+}
+
+// TestWithoutLandlockHelper answers landlock_create_ruleset with ENOSYS, as
+// a kernel without Landlock does, prints Mechanism and executes the
+// launcher, which runs grep on its own status.
+func TestWithoutLandlockHelper(t *testing.T) {
+	if os.Getenv(landlockOffEnv) == "" {
+		t.Skip("run by TestWithoutLandlock")
+	}
+	runtime.LockOSThread()
+	prog := []sockFilter{
+		{code: bpfLdAbsW, k: offNR},
+		{code: bpfJeqK, jf: 1, k: sysLandlockCreateRuleset},
+		{code: bpfRetK, k: retENOSYS},
+		{code: bpfRetK, k: retAllow},
+	}
+	fprog := sockFprog{len: uint16(len(prog)), filter: &prog[0]}
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
+		t.Fatal(errno)
+	}
+	if _, _, errno := syscall.RawSyscall(sysSeccomp, seccompSetModeFilter, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		t.Fatal(errno)
+	}
+	fmt.Printf("MECHANISM %s\n", Mechanism())
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, argv := Command(grep, []string{"Seccomp", "/proc/self/status"}, 0)
 	t.Fatal(syscall.Exec(path, argv, os.Environ()))
 }

@@ -9,13 +9,21 @@ import (
 	"unsafe"
 )
 
-// Mechanism names the confinement Command applies, for logs and /info.
-const Mechanism = "seccomp"
+// Mechanism names the confinement Command applies on this kernel, for logs
+// and /info: the seccomp filter always, and a Landlock domain where the
+// kernel has Landlock (landlock_linux.go).
+func Mechanism() string {
+	if landlockABI() > 0 {
+		return "seccomp+landlock"
+	}
+	return "seccomp"
+}
 
 // Command is the path and argv that start Node.js (node, with args) as a
 // confined executor: its data segment limited to dataLimit bytes (RLIMIT_DATA,
 // when > 0), first in line for the OOM killer, holding only descriptors 0-4,
-// under the seccomp filter (filter_linux.go). The process exits with status
+// in a Landlock domain of its own where the kernel has Landlock
+// (landlock_linux.go), under the seccomp filter (filter_linux.go). The process exits with status
 // 126 and a line on stderr if any step fails: it never runs unconfined.
 func Command(node string, args []string, dataLimit int64) (path string, argv []string) {
 	// /proc/self/exe is the binary gorender runs, even if a deploy has
@@ -88,6 +96,11 @@ func launch(dataLimitArg, node string, argv []string) error {
 	}
 	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", errno)
+	}
+	if abi := landlockABI(); abi > 0 {
+		if err := restrictSelf(abi); err != nil {
+			return fmt.Errorf("landlock_restrict_self (Landlock ABI %d): %w", abi, err)
+		}
 	}
 	if _, _, errno := syscall.RawSyscall(sysSeccomp, seccompSetModeFilter, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
 		return fmt.Errorf("the kernel refused the seccomp filter (seccomp(SECCOMP_SET_MODE_FILTER): %w); gorender runs no bundle code in a Node.js process that could signal or renice gorender: run it where seccomp is allowed, or use RENDERER_JS_ENGINE=goja or quickjs", errno)

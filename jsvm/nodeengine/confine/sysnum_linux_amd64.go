@@ -30,6 +30,10 @@ const (
 	sysPerfEventOpen     = 298
 	sysPtrace            = 101
 	sysSetpgid           = 109
+	sysClone             = 56
+	sysClone3            = 435
+	sysFork              = 57
+	sysVfork             = 58
 	sysSeccomp           = 317
 	sysCloseRange        = 436
 )

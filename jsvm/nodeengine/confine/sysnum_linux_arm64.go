@@ -30,6 +30,10 @@ const (
 	sysPerfEventOpen     = 241
 	sysPtrace            = 117
 	sysSetpgid           = 154
+	sysClone             = 220
+	sysClone3            = 435
+	sysFork              = notOnThisArch
+	sysVfork             = notOnThisArch
 	sysSeccomp           = 277
 	sysCloseRange        = 436
 )

@@ -172,6 +172,17 @@ func TestBundleCannotReachOtherProcessesAsNonroot(t *testing.T) {
 	if !strings.Contains(string(status), "\nUid:\t65532\t65532\t65532\t65532\n") || !strings.Contains(string(status), "\nCapEff:\t0000000000000000\n") {
 		t.Fatalf("gorender does not run as uid 65532 without capabilities:\n%s", status)
 	}
+	if testEngine == "node" {
+		// Undumpable (PR_SET_DUMPABLE 0) once the node engine started: its
+		// memory and descriptors under /proc are root's, out of the reach
+		// of a process of its own uid.
+		var st syscall.Stat_t
+		for _, f := range []string{"mem", "fd", "environ"} {
+			if err := syscall.Stat(fmt.Sprintf("/proc/%d/%s", s.cmd.Process.Pid, f), &st); err != nil || st.Uid != 0 {
+				t.Errorf("gorender's /proc/<pid>/%s: owner %d (%v), want root", f, st.Uid, err)
+			}
+		}
+	}
 	attackTheServer(t, s)
 }
 

@@ -187,6 +187,9 @@ func start(cfg config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := undumpable(); err != nil {
+		return nil, err
+	}
 	dir, err := newWorkDir(cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("node engine: %w", err)

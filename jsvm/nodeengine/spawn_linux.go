@@ -102,3 +102,23 @@ func confinement() (string, error) {
 	}
 	return confine.Mechanism(), nil
 }
+
+// undumpable makes gorender's /proc/<pid> files root's and its memory out
+// of reach of ptrace's access check for any process without
+// CAP_SYS_PTRACE: an executor of the same uid can no longer open its mem,
+// fd, environ or maps nor write its oom_score_adj (Landlock's domain keeps
+// them out of reach too where the kernel has it; this holds where it does
+// not). execve resets it, so the executors are not affected. What it
+// costs: gorender leaves no core dump, and a debugger or a tool reading
+// /proc/<pid>/fd, environ or smaps of gorender needs root or
+// CAP_SYS_PTRACE; /proc/<pid>/status, stat, statm and cmdline stay
+// readable by all, and gorender reads its own /proc/<pid> (but io, which
+// it does not read: the metrics' process collector reads stat, fd and
+// limits) and its executors' /proc/<pid> as before.
+func undumpable() error {
+	const prSetDumpable = 4 // PR_SET_DUMPABLE
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetDumpable, 0, 0); errno != 0 {
+		return fmt.Errorf("node engine: prctl(PR_SET_DUMPABLE, 0): %w", errno)
+	}
+	return nil
+}

@@ -177,7 +177,7 @@ func TestBundleCannotReachOtherProcessesAsNonroot(t *testing.T) {
 		// memory and descriptors under /proc are root's, out of the reach
 		// of a process of its own uid.
 		var st syscall.Stat_t
-		for _, f := range []string{"mem", "fd", "environ"} {
+		for _, f := range []string{"mem", "fd", "environ", "oom_score_adj"} {
 			if err := syscall.Stat(fmt.Sprintf("/proc/%d/%s", s.cmd.Process.Pid, f), &st); err != nil || st.Uid != 0 {
 				t.Errorf("gorender's /proc/<pid>/%s: owner %d (%v), want root", f, st.Uid, err)
 			}

@@ -312,8 +312,8 @@ func TestProbeHelper(t *testing.T) {
 	cloneArgs[4] = uint64(syscall.SIGCHLD)
 	newProcess("clone3", unix.SYS_CLONE3, uintptr(unsafe.Pointer(&cloneArgs)), unsafe.Sizeof(cloneArgs))
 	if runtime.GOARCH == "amd64" {
-		newProcess("fork", sysFork)
-		newProcess("vfork", sysVfork)
+		newProcess("fork", uintptr(sysFork))
+		newProcess("vfork", uintptr(sysVfork))
 	}
 	// PERF_FLAG_PID_CGROUP (4): pid is a cgroup's descriptor, here one
 	// numbered like the parent's pid would be.

@@ -39,6 +39,7 @@ func TestSyscallNumbers(t *testing.T) {
 		"ptrace": {sysPtrace, unix.SYS_PTRACE}, "setpgid": {sysSetpgid, unix.SYS_SETPGID},
 		"seccomp": {sysSeccomp, unix.SYS_SECCOMP}, "close_range": {sysCloseRange, unix.SYS_CLOSE_RANGE},
 		"clone": {sysClone, unix.SYS_CLONE}, "clone3": {sysClone3, unix.SYS_CLONE3},
+		"unshare": {sysUnshare, unix.SYS_UNSHARE}, "setns": {sysSetns, unix.SYS_SETNS},
 		"landlock_create_ruleset": {sysLandlockCreateRuleset, unix.SYS_LANDLOCK_CREATE_RULESET},
 		"landlock_restrict_self":  {sysLandlockRestrictSelf, unix.SYS_LANDLOCK_RESTRICT_SELF},
 	} {
@@ -168,6 +169,8 @@ func TestFilter(t *testing.T) {
 		"fork":                        "EPERM",
 		"vfork":                       "EPERM",
 		"perf_event_open cgroup":      "EPERM",
+		"unshare user namespace":      "EPERM",
+		"setns":                       "EPERM",
 		"open /proc/self/mem":         "ok",
 		"list /proc/self/fd":          "ok",
 	}
@@ -320,6 +323,8 @@ func TestProbeHelper(t *testing.T) {
 	var attr unix.PerfEventAttr
 	attr.Size = uint32(unsafe.Sizeof(attr))
 	attr.Type = unix.PERF_TYPE_SOFTWARE
+	call("unshare user namespace", unix.SYS_UNSHARE, unix.CLONE_NEWUSER)
+	call("setns", unix.SYS_SETNS, 0, 0)
 	call("perf_event_open cgroup", unix.SYS_PERF_EVENT_OPEN, uintptr(unsafe.Pointer(&attr)), 0, 0, ^uintptr(0), 4)
 
 	// /proc of itself, of its parent (as gorender) and of its sibling.

@@ -13,7 +13,8 @@ package confine
 // made gorender's child (CLONE_PARENT: zombies gorender never reaps, until
 // its pids cgroup is full) or leave the executor's process group and
 // outlive gorender (fork, then setsid); Node's permission model already
-// refuses child_process, so Node needs none. perf_event_open is refused:
+// refuses child_process, so Node needs none. Nor does it need unshare or
+// setns, refused. perf_event_open is refused:
 // with PERF_FLAG_PID_CGROUP its pid is a cgroup descriptor the filter
 // cannot tell from the executor's pid, and Node never calls it. Every
 // other system call passes: Node's permission model and the process's
@@ -101,6 +102,10 @@ var rules = []rule{
 	{nr: sysFork},
 	{nr: sysVfork},
 	{nr: sysPerfEventOpen},
+	// No new namespaces, and no joining another's: a user namespace of its
+	// own gives a process capabilities there, a surface Node never needs.
+	{nr: sysUnshare},
+	{nr: sysSetns},
 	// Refused: a thread id the filter cannot tell from another process's
 	// pid (tkill; Node uses tgkill), a pidfd of any process (one opened as
 	// /proc/<pid>), tracing, and leaving its own process group.

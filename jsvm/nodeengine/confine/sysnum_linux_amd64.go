@@ -34,6 +34,8 @@ const (
 	sysClone3            = 435
 	sysFork              = 57
 	sysVfork             = 58
+	sysUnshare           = 272
+	sysSetns             = 308
 	sysSeccomp           = 317
 	sysCloseRange        = 436
 )

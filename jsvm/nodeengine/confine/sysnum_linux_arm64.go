@@ -34,6 +34,8 @@ const (
 	sysClone3            = 435
 	sysFork              = notOnThisArch
 	sysVfork             = notOnThisArch
+	sysUnshare           = 97
+	sysSetns             = 268
 	sysSeccomp           = 277
 	sysCloseRange        = 436
 )

@@ -13,6 +13,6 @@ const (
 	sysSchedSetparam, sysSchedSetscheduler, sysSchedSetaffinity, sysSchedSetattr, sysPrlimit64 = 0, 0, 0, 0, 0
 	sysProcessVMReadv, sysProcessVMWritev, sysKcmp, sysProcessMadvise, sysMovePages            = 0, 0, 0, 0, 0
 	sysMigratePages, sysGetRobustList, sysPerfEventOpen, sysPtrace, sysSetpgid                 = 0, 0, 0, 0, 0
-	sysClone, sysClone3, sysFork, sysVfork                                                     = 0, 0, 0, 0
+	sysClone, sysClone3, sysFork, sysVfork, sysUnshare, sysSetns                               = 0, 0, 0, 0, 0, 0
 	sysSeccomp, sysCloseRange                                                                  = 0, 0
 )

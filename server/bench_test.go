@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorender/gorender/config"
 	"github.com/gorender/gorender/gemclient"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkRequestPath(b *testing.B) {
 			if run.traces == "on" {
 				vars["OTEL_EXPORTER_OTLP_ENDPOINT"] = sink.URL
 			}
-			cfg, err := LoadConfig(env(vars), 0)
+			cfg, err := config.Load(func(k string) string { return vars[k] }, 0)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,6 +1,6 @@
-// Package server wires gorender together: configuration, the listener that
-// serves HTTP/1.1 and h2c on one port, the router, readiness and graceful
-// shutdown.
+// Package server wires gorender together from its configuration (package
+// config): the listener that serves HTTP/1.1 and h2c on one port, the
+// router, readiness and graceful shutdown.
 package server
 
 import (
@@ -17,6 +17,7 @@ import (
 
 	"github.com/gorender/gorender/auth"
 	"github.com/gorender/gorender/bundles"
+	"github.com/gorender/gorender/config"
 	"github.com/gorender/gorender/handlers"
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/engines"
@@ -42,7 +43,7 @@ const (
 
 // Server is a configured gorender, ready to serve.
 type Server struct {
-	cfg      *Config
+	cfg      *config.Config
 	logger   *slog.Logger
 	cache    *bundles.Cache
 	pools    *worker.Pools
@@ -60,7 +61,7 @@ type Server struct {
 
 // New builds a Server from cfg: it opens the bundle cache and makes the
 // engine, but listens on nothing yet.
-func New(cfg *Config, version string, logger *slog.Logger) (*Server, error) {
+func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, error) {
 	traces, err := tracing.New(cfg.Tracing, version, logger)
 	if err != nil {
 		return nil, err
@@ -379,7 +380,7 @@ func (s *Server) flushTraces() {
 // runtimesPerBundle is how many renders of one bundle may be in the engine
 // at once: with the node engine, every process's queue too
 // (RENDERER_NODE_QUEUE_DEPTH).
-func runtimesPerBundle(cfg *Config) int {
+func runtimesPerBundle(cfg *config.Config) int {
 	if cfg.JSEngine == "node" {
 		return cfg.WorkersCount * max(cfg.NodeQueueDepth, 1)
 	}

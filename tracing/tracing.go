@@ -1,6 +1,6 @@
 // Package tracing sends OpenTelemetry traces of gorender's requests to an
 // OTLP collector, over HTTP or gRPC, when one is configured (the standard
-// OTEL_* variables, read by server.Config): a request's span continues the
+// OTEL_* variables, read by config.Config): a request's span continues the
 // W3C traceparent it arrived with, and has children for body decoding, the
 // bundle store and load, the queue wait, the render and its stream. Spans
 // carry ids, sizes, outcomes and durations, never props, HTML or the
@@ -48,7 +48,7 @@ var Samplers = []string{
 	"always_on", "always_off", "traceidratio",
 }
 
-// Config is what server.Config reads from the OTEL_* variables. The
+// Config is what config.Config reads from the OTEL_* variables. The
 // exporter reads the rest of its settings (endpoint, headers, timeout,
 // compression, certificates) from the OTEL_EXPORTER_OTLP_* variables
 // itself, as every OpenTelemetry SDK does.
@@ -91,7 +91,7 @@ func New(cfg Config, version string, logger *slog.Logger) (*Tracing, error) {
 	ctx := context.Background()
 	var exporter sdktrace.SpanExporter
 	var err error
-	// The endpoint and the protocol come from cfg (server.Config reads the
+	// The endpoint and the protocol come from cfg (config.Config reads the
 	// command's environment); the exporter reads the other
 	// OTEL_EXPORTER_OTLP_* settings (headers, timeout, compression,
 	// certificates) from the process environment itself.

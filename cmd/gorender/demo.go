@@ -16,8 +16,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/gorender/gorender/config"
 	"github.com/gorender/gorender/gemclient"
-	"github.com/gorender/gorender/server"
 )
 
 // The demo bundle and request are built by tests/testdata/build.sh from
@@ -62,7 +62,7 @@ func demo(ctx context.Context, args []string, environ []string, stdout, stderr i
 		}
 		return getenv(name)
 	}
-	cfg, err := server.LoadConfig(demoEnv, *port)
+	cfg, err := config.Load(demoEnv, *port)
 	if err != nil {
 		return err
 	}

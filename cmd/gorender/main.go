@@ -16,7 +16,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/gorender/gorender/server"
+	"github.com/gorender/gorender/config"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
@@ -167,7 +167,7 @@ func writeConfigHelp(w io.Writer) error {
 	b.WriteString("gorender reads these environment variables once at start\n" +
 		"(docs/configuration.md). Durations take Go syntax (500ms, 2s, 1m) or a bare\n" +
 		"number of seconds; upstream's own variables keep their units.\n")
-	for _, v := range server.Variables() {
+	for _, v := range config.Variables() {
 		b.WriteString("\n" + v.Name + "\n")
 		b.WriteString(wrap("default: "+plainText(v.Default), "    ", 79))
 		b.WriteString(wrap(plainText(v.Doc), "    ", 79))

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gorender/gorender/config"
 	"github.com/gorender/gorender/server"
 )
 
@@ -51,7 +52,7 @@ func checkPort(name string, port int) error {
 // newLogger writes structured JSON logs to stderr at the configured level,
 // durations in Go's notation (1.5s, to the microsecond) rather than
 // nanoseconds.
-func newLogger(cfg *server.Config, stderr io.Writer) *slog.Logger {
+func newLogger(cfg *config.Config, stderr io.Writer) *slog.Logger {
 	if cfg.LogSilent {
 		return slog.New(slog.DiscardHandler)
 	}
@@ -63,7 +64,7 @@ func newLogger(cfg *server.Config, stderr io.Writer) *slog.Logger {
 				if d > time.Millisecond {
 					d = d.Round(time.Microsecond)
 				}
-				a.Value = slog.StringValue(server.FormatDuration(d))
+				a.Value = slog.StringValue(config.FormatDuration(d))
 			}
 			return a
 		},
@@ -79,7 +80,7 @@ func serve(ctx context.Context, args []string, environ []string, stderr io.Write
 	if err := checkPort("serve", *port); err != nil {
 		return err
 	}
-	cfg, err := server.LoadConfig(lookup(environ), *port)
+	cfg, err := config.Load(lookup(environ), *port)
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func serve(ctx context.Context, args []string, environ []string, stderr io.Write
 // start applies cfg's runtime settings, logs the configuration in effect
 // and its warnings once, builds the server and opens its listener.
 // environ is the process environment.
-func start(cfg *server.Config, environ []string, stderr io.Writer) (*server.Server, net.Listener, error) {
+func start(cfg *config.Config, environ []string, stderr io.Writer) (*server.Server, net.Listener, error) {
 	logger := newLogger(cfg, stderr)
 	cfg.ApplyRuntime()
 	cfg.Environ = environ
@@ -104,7 +105,7 @@ func start(cfg *server.Config, environ []string, stderr io.Writer) (*server.Serv
 	for _, w := range cfg.Warnings {
 		logger.Warn(w)
 	}
-	for _, name := range server.UnknownVariables(environ) {
+	for _, name := range config.UnknownVariables(environ) {
 		logger.Warn(name + " is not a gorender variable and has no effect; 'gorender help config' lists them")
 	}
 	srv, err := server.New(cfg, version, logger)

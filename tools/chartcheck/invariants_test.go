@@ -302,7 +302,7 @@ func checkRendererContainer(t *testing.T, c *corev1.Container, spec *corev1.PodS
 		}
 		env[e.Name] = e.Value
 		if !known[e.Name] {
-			t.Errorf("env %s is not a variable gorender reads (server/config.go, auth): a typo?", e.Name)
+			t.Errorf("env %s is not a variable gorender reads (config/config.go, auth): a typo?", e.Name)
 		}
 	}
 	port := containerPort(c, "http")
@@ -452,7 +452,7 @@ func ptrString(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
-// parseGorenderDuration parses like gorender's server.parseDuration: Go
+// parseGorenderDuration parses like gorender's config.parseDuration: Go
 // duration syntax, or a bare number of seconds.
 func parseGorenderDuration(v string) (time.Duration, error) {
 	if f, err := strconv.ParseFloat(v, 64); err == nil {

@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"errors"
@@ -129,7 +129,7 @@ func parseProcs(l *loader, v string) error {
 }
 
 // ApplyRuntime sets the Go runtime's collector (GOGC), soft memory limit
-// (GOMEMLIMIT) and Ps (GOMAXPROCS) to what LoadConfig planned. These are
+// (GOMEMLIMIT) and Ps (GOMAXPROCS) to what Load planned. These are
 // process-wide, so the command calls it once, before serving; settings
 // that are already in effect are left untouched (GOMAXPROCS keeps
 // following the CPU limit unless it must be raised).

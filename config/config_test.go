@@ -1,4 +1,4 @@
-package server
+package config
 
 import (
 	"flag"
@@ -21,7 +21,7 @@ func env(kv map[string]string) func(string) string {
 }
 
 func TestLoadConfigDefaults(t *testing.T) {
-	c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value"}), 0)
+	c, err := Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value"}), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 // why (jsvm/engines tests the choice itself); the choice plans GOMAXPROCS.
 func TestEngineAuto(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "node")
-	c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_NODE_PATH": missing}), 0)
+	c, err := Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_NODE_PATH": missing}), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,17 +67,17 @@ func TestEngineAuto(t *testing.T) {
 	if c.Procs < minProcs {
 		t.Errorf("GOMAXPROCS planned %d on goja, want at least %d", c.Procs, minProcs)
 	}
-	c, err = LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_JS_ENGINE": "quickjs", "RENDERER_NODE_PATH": missing}), 0)
+	c, err = Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_JS_ENGINE": "quickjs", "RENDERER_NODE_PATH": missing}), 0)
 	if err != nil || c.JSEngine != "quickjs" || c.JSEngineChoice != "" {
 		t.Errorf("pinned quickjs: %v, engine %q, why %q", err, c.JSEngine, c.JSEngineChoice)
 	}
-	if _, err := LoadConfig(env(map[string]string{"RENDERER_JS_ENGINE": "v8"}), 0); err == nil || !strings.Contains(err.Error(), "want one of auto, goja, quickjs, node") {
+	if _, err := Load(env(map[string]string{"RENDERER_JS_ENGINE": "v8"}), 0); err == nil || !strings.Contains(err.Error(), "want one of auto, goja, quickjs, node") {
 		t.Errorf("RENDERER_JS_ENGINE=v8: %v", err)
 	}
 }
 
 func TestLoadConfigValues(t *testing.T) {
-	c, err := LoadConfig(env(map[string]string{
+	c, err := Load(env(map[string]string{
 		"RENDERER_PASSWORD":                                 "a-long-enough-secret-value",
 		"RENDERER_PORT":                                     "4000",
 		"RENDERER_WORKERS_COUNT":                            "3",
@@ -144,7 +144,7 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := LoadConfig(env(tc.env), 0)
+			_, err := Load(env(tc.env), 0)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want containing %q", err, tc.want)
 			}
@@ -153,7 +153,7 @@ func TestLoadConfigErrors(t *testing.T) {
 }
 
 func TestCachePathDeprecatedAlias(t *testing.T) {
-	c, err := LoadConfig(env(map[string]string{"RAILS_ENV": "development", "RENDERER_BUNDLE_PATH": "/srv/bundles"}), 0)
+	c, err := Load(env(map[string]string{"RAILS_ENV": "development", "RENDERER_BUNDLE_PATH": "/srv/bundles"}), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestCachePathDeprecatedAlias(t *testing.T) {
 }
 
 // TestGCPercent: without GOGC gorender collects at 200; with it, at the
-// variable's percentage. LoadConfig only plans it; ApplyRuntime sets it.
+// variable's percentage. Load only plans it; ApplyRuntime sets it.
 func TestGCPercent(t *testing.T) {
 	prev := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(prev) })
@@ -172,12 +172,12 @@ func TestGCPercent(t *testing.T) {
 		gogc string
 		want int
 	}{{"", 200}, {"150", 150}, {"off", -1}} {
-		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOGC": tc.gogc}), 0)
+		c, err := Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOGC": tc.gogc}), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := debug.SetGCPercent(100); c.GCPercent != tc.want || got != 100 {
-			t.Errorf("GOGC=%q: planned %d, runtime %d after LoadConfig; want %d planned and the runtime untouched (100)", tc.gogc, c.GCPercent, got, tc.want)
+			t.Errorf("GOGC=%q: planned %d, runtime %d after Load; want %d planned and the runtime untouched (100)", tc.gogc, c.GCPercent, got, tc.want)
 		}
 		c.ApplyRuntime()
 		if got := debug.SetGCPercent(100); got != tc.want {
@@ -188,7 +188,7 @@ func TestGCPercent(t *testing.T) {
 
 // TestMinProcs: without GOMAXPROCS gorender runs with at least two Ps, but
 // with the node engine with the CPUs; with it, with the variable's number.
-// LoadConfig only plans it.
+// Load only plans it.
 func TestMinProcs(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
@@ -198,12 +198,12 @@ func TestMinProcs(t *testing.T) {
 		want          int
 	}{{"", "goja", 2}, {"1", "goja", 1}, {"3", "goja", 3}, {"", "quickjs", 2}, {"", "node", 1}, {"3", "node", 3}} {
 		runtime.GOMAXPROCS(1)
-		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOMAXPROCS": tc.procs, "RENDERER_JS_ENGINE": tc.engine}), 0)
+		c, err := Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "GOMAXPROCS": tc.procs, "RENDERER_JS_ENGINE": tc.engine}), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := runtime.GOMAXPROCS(0); c.Procs != tc.want || got != 1 {
-			t.Errorf("GOMAXPROCS=%q, engine %q on one P: planned %d, runtime %d after LoadConfig; want %d planned and the runtime untouched (1)", tc.procs, tc.engine, c.Procs, got, tc.want)
+			t.Errorf("GOMAXPROCS=%q, engine %q on one P: planned %d, runtime %d after Load; want %d planned and the runtime untouched (1)", tc.procs, tc.engine, c.Procs, got, tc.want)
 		}
 		c.ApplyRuntime()
 		if got := runtime.GOMAXPROCS(0); got != tc.want {
@@ -215,7 +215,7 @@ func TestMinProcs(t *testing.T) {
 // TestRuntimeVariablesErrors: gorender refuses the GOGC and GOMAXPROCS
 // values that Go itself would silently ignore.
 func TestRuntimeVariablesErrors(t *testing.T) {
-	_, err := LoadConfig(env(map[string]string{"RAILS_ENV": "test", "GOGC": "lots", "GOMAXPROCS": "0"}), 0)
+	_, err := Load(env(map[string]string{"RAILS_ENV": "test", "GOGC": "lots", "GOMAXPROCS": "0"}), 0)
 	for _, want := range []string{`GOGC="lots": want a percentage`, `GOMAXPROCS="0": want a whole number`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want containing %q", err, want)
@@ -225,7 +225,7 @@ func TestRuntimeVariablesErrors(t *testing.T) {
 
 // TestLoadConfigAllErrorsAtOnce: every bad variable is reported, not the first.
 func TestLoadConfigAllErrorsAtOnce(t *testing.T) {
-	_, err := LoadConfig(env(map[string]string{
+	_, err := Load(env(map[string]string{
 		"RENDERER_PORT": "x", "RENDERER_RENDER_TIMEOUT": "soon", "RENDERER_METRICS": "maybe",
 	}), 0)
 	if err == nil {
@@ -315,7 +315,7 @@ func TestConfigurationTable(t *testing.T) {
 			t.Errorf("%s table, row %d:\n   doc: %s\n table: %s", path, i+1, g, w)
 		}
 	}
-	t.Log("the rows come from settings in server/config.go: go test ./server -run TestConfigurationTable -update writes them into " + path)
+	t.Log("the rows come from settings in config/config.go: go test ./config -run TestConfigurationTable -update writes them into " + path)
 }
 
 func TestUnknownVariables(t *testing.T) {
@@ -330,13 +330,13 @@ func TestUnknownVariables(t *testing.T) {
 
 func TestNodeSemiSpace(t *testing.T) {
 	for v, want := range map[string]uint64{"": 32 << 20, "0": 0, "16MiB": 16 << 20, "64MiB": 64 << 20, "1GiB": 1 << 30} {
-		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_NODE_SEMI_SPACE": v}), 0)
+		c, err := Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_NODE_SEMI_SPACE": v}), 0)
 		if err != nil || c.NodeSemiSpace != want {
 			t.Errorf("RENDERER_NODE_SEMI_SPACE=%q: %v, %v; want %d", v, c, err, want)
 		}
 	}
 	for _, v := range []string{"lots", "-1MiB", "1500KiB", "2GiB"} {
-		_, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_NODE_SEMI_SPACE": v}), 0)
+		_, err := Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_NODE_SEMI_SPACE": v}), 0)
 		if err == nil || !strings.Contains(err.Error(), "RENDERER_NODE_SEMI_SPACE") {
 			t.Errorf("RENDERER_NODE_SEMI_SPACE=%q: err %v, want it named", v, err)
 		}
@@ -345,13 +345,13 @@ func TestNodeSemiSpace(t *testing.T) {
 
 func TestCacheMaxSize(t *testing.T) {
 	for v, want := range map[string]uint64{"": 0, "0": 0, "2GiB": 2 << 30, "500MiB": 500 << 20, "1073741824": 1 << 30} {
-		c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE": v}), 0)
+		c, err := Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE": v}), 0)
 		if err != nil || c.CacheMaxSize != want {
 			t.Errorf("RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE=%q: %v, %v; want %d", v, c, err, want)
 		}
 	}
 	for _, v := range []string{"lots", "-1GiB", "2PiB"} {
-		_, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE": v}), 0)
+		_, err := Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE": v}), 0)
 		if err == nil || !strings.Contains(err.Error(), "RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE") {
 			t.Errorf("RENDERER_SERVER_BUNDLE_CACHE_MAX_SIZE=%q: err %v, want it named", v, err)
 		}
@@ -387,7 +387,7 @@ func TestTracingConfig(t *testing.T) {
 			for k, v := range tc.env {
 				vars[k] = v
 			}
-			c, err := LoadConfig(env(vars), 0)
+			c, err := Load(env(vars), 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -407,7 +407,7 @@ func TestTracingConfig(t *testing.T) {
 		})
 	}
 
-	c, err := LoadConfig(env(map[string]string{"RENDERER_PASSWORD": pw,
+	c, err := Load(env(map[string]string{"RENDERER_PASSWORD": pw,
 		"OTEL_EXPORTER_OTLP_ENDPOINT": "https://user:token@collector:4318/base",
 		"OTEL_RESOURCE_ATTRIBUTES":    "deployment.environment=prod,service.name=render%20tier",
 		"OTEL_TRACES_SAMPLER":         "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.25",
@@ -427,7 +427,7 @@ func TestTracingConfig(t *testing.T) {
 		}
 	}
 
-	_, err = LoadConfig(env(map[string]string{"RENDERER_PASSWORD": pw,
+	_, err = Load(env(map[string]string{"RENDERER_PASSWORD": pw,
 		"OTEL_EXPORTER_OTLP_ENDPOINT":        "collector:4317",
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "ftp://collector",
 		"OTEL_EXPORTER_OTLP_PROTOCOL":        "thrift",

@@ -1,4 +1,7 @@
-package server
+// Package config is gorender's configuration: one table of settings read
+// from the environment (PROTOCOL.md §11) and flags, validated at start with
+// every error at once, and the Go runtime settings it plans (ApplyRuntime).
+package config
 
 import (
 	"cmp"
@@ -155,11 +158,11 @@ type Config struct {
 // Addr is the listen address.
 func (c *Config) Addr() string { return fmt.Sprintf("%s:%d", c.Host, c.Port) }
 
-// LoadConfig reads the configuration from getenv and the -p flag value
+// Load reads the configuration from getenv and the -p flag value
 // (portFlag, 0 when absent): each row of settings in order, then the rules
 // that span rows. It changes nothing outside the Config it returns (see
 // ApplyRuntime) and reports every problem at once.
-func LoadConfig(getenv func(string) string, portFlag int) (*Config, error) {
+func Load(getenv func(string) string, portFlag int) (*Config, error) {
 	l := &loader{c: &Config{}, getenv: getenv}
 	var errs []error
 	for _, s := range settings {
@@ -236,7 +239,7 @@ type value interface {
 	show(c *Config) string
 }
 
-// loader is the state of one LoadConfig.
+// loader is the state of one Load.
 type loader struct {
 	c      *Config
 	getenv func(string) string
@@ -277,7 +280,7 @@ func (l *loader) warn(format string, args ...any) {
 // settings is the configuration table, in the order rows are read (a
 // computed default may use the rows above it) and listed in
 // docs/configuration.md. To add a variable: a Config field, a row here, then
-// `go test ./server -run TestConfigurationTable -update` writes it into
+// `go test ./config -run TestConfigurationTable -update` writes it into
 // docs/configuration.md.
 var settings = []setting{
 	{

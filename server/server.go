@@ -23,6 +23,7 @@ import (
 	"github.com/gorender/gorender/jsvm/engines"
 	"github.com/gorender/gorender/jsvm/sourcemap"
 	"github.com/gorender/gorender/metrics"
+	"github.com/gorender/gorender/server/conns"
 	"github.com/gorender/gorender/tracing"
 	"github.com/gorender/gorender/worker"
 )
@@ -193,11 +194,11 @@ func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, erro
 		},
 		LineTimeout:   cfg.IncrementalLineTimeout,
 		PullIdle:      cfg.PullModeIdleTimeout,
-		Authenticated: markAuthenticated,
+		Authenticated: conns.MarkAuthenticated,
 	})
 	mw := []func(http.Handler) http.Handler{dropUnreadBodies, observe(logger, cfg.LogHTTPLevel, m, tracer), writeDeadlines(cfg.WriteTimeout)}
 	if cfg.MaxConnectionAge > 0 {
-		mw = append(mw, retireOldConns)
+		mw = append(mw, conns.RetireOld)
 	}
 	s.handler = growStack{NewRouter(h, m, mw...)}
 	return s, nil
@@ -301,12 +302,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		},
 		ErrorLog: slog.NewLogLogger(s.logger.Handler(), slog.LevelDebug),
 	}
-	srv.ConnContext = withConn
+	srv.ConnContext = conns.WithConn
 	if s.cfg.MaxConnectionAge > 0 {
-		stamp := stampConnAge(s.cfg.MaxConnectionAge)
-		srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context { return stamp(withConn(ctx, c), c) }
+		stamp := conns.StampAge(s.cfg.MaxConnectionAge)
+		srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context { return stamp(conns.WithConn(ctx, c), c) }
 	}
-	limited := newConnLimiter(ln, s.cfg.MaxConnections, s.cfg.MaxUnauthenticatedConnections, func(reason string) {
+	limited := conns.NewLimiter(ln, s.cfg.MaxConnections, s.cfg.MaxUnauthenticatedConnections, func(reason string) {
 		if s.metrics != nil {
 			s.metrics.ConnectionShed(reason)
 		}

@@ -1,4 +1,11 @@
-package server
+// Package conns wraps the client connections server accepts, between the
+// listener and net/http, each part for a bound or a measured cost: the
+// connection caps and which connections are evicted at them (limit.go), a
+// connection's maximum age (age.go), buffered reads (read.go), HTTP/2
+// HEADERS held to share a socket write (hold.go) and raw non-blocking
+// writes on Linux (write*.go). docs/ARCHITECTURE.md "Connection wrapping"
+// says why each exists.
+package conns
 
 import (
 	"container/list"
@@ -8,7 +15,7 @@ import (
 	"sync/atomic"
 )
 
-// connLimiter is a listener that keeps at most max client connections open
+// Limiter is a listener that keeps at most max client connections open
 // (RENDERER_MAX_CONNECTIONS), at most maxUntrusted of them connections that
 // never carried an authenticated request
 // (RENDERER_MAX_UNAUTHENTICATED_CONNECTIONS). At either cap a new connection is not refused
@@ -18,7 +25,7 @@ import (
 // or not, and idle probes go first; a Rails connection authenticates on its
 // first request and is never evicted). Only when every open connection is
 // authenticated is the new one closed.
-type connLimiter struct {
+type Limiter struct {
 	net.Listener
 	max, maxUntrusted int
 	// shed is told of each connection closed at the cap: evicted (an old
@@ -30,17 +37,17 @@ type connLimiter struct {
 	untrusted int       // of conns, those not trusted
 }
 
-// newConnLimiter caps ln at max connections, maxUntrusted of them not
+// NewLimiter caps ln at max connections, maxUntrusted of them not
 // authenticated.
-func newConnLimiter(ln net.Listener, max, maxUntrusted int, shed func(reason string)) *connLimiter {
+func NewLimiter(ln net.Listener, max, maxUntrusted int, shed func(reason string)) *Limiter {
 	if shed == nil {
 		shed = func(string) {}
 	}
-	return &connLimiter{Listener: ln, max: max, maxUntrusted: min(maxUntrusted, max), shed: shed}
+	return &Limiter{Listener: ln, max: max, maxUntrusted: min(maxUntrusted, max), shed: shed}
 }
 
 // Accept returns the next connection, making room for it at the cap.
-func (l *connLimiter) Accept() (net.Conn, error) {
+func (l *Limiter) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -73,7 +80,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 }
 
 // oldestUntrusted returns the oldest connection that never authenticated.
-func (l *connLimiter) oldestUntrusted() *trackedConn {
+func (l *Limiter) oldestUntrusted() *trackedConn {
 	for e := l.conns.Front(); e != nil; e = e.Next() {
 		if tc := e.Value.(*trackedConn); !tc.trusted.Load() {
 			return tc
@@ -83,7 +90,7 @@ func (l *connLimiter) oldestUntrusted() *trackedConn {
 }
 
 // remove stops counting tc; l.mu is held.
-func (l *connLimiter) remove(tc *trackedConn) {
+func (l *Limiter) remove(tc *trackedConn) {
 	if tc.elem == nil {
 		return
 	}
@@ -95,7 +102,7 @@ func (l *connLimiter) remove(tc *trackedConn) {
 }
 
 // Open returns the number of connections open.
-func (l *connLimiter) Open() int {
+func (l *Limiter) Open() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.conns.Len()
@@ -103,21 +110,21 @@ func (l *connLimiter) Open() int {
 
 // Unauthenticated returns the number of connections open that never
 // carried an authenticated request.
-func (l *connLimiter) Unauthenticated() int {
+func (l *Limiter) Unauthenticated() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.untrusted
 }
 
-// trackedConn is a connection counted by a connLimiter.
+// trackedConn is a connection counted by a Limiter.
 type trackedConn struct {
 	net.Conn
-	reads   bufferedReads // of Conn (connread.go)
-	writes  connWrites    // of Conn (connwrite.go)
-	l       *connLimiter
+	reads   bufferedReads // of Conn (read.go)
+	writes  connWrites    // of Conn (write.go)
+	l       *Limiter
 	elem    *list.Element // nil once it no longer counts
 	trusted atomic.Bool   // set under l.mu, read without it
-	hold    headersHold   // of writes (connhold.go)
+	hold    headersHold   // of writes (hold.go)
 }
 
 func (c *trackedConn) Read(p []byte) (int, error) { return c.reads.read(p) }
@@ -167,18 +174,18 @@ func (c *trackedConn) CloseWrite() error {
 // connKey is the context key of a request's trackedConn.
 type connKey struct{}
 
-// withConn is an http.Server.ConnContext that lets a request reach its
-// connection (markAuthenticated).
-func withConn(ctx context.Context, c net.Conn) context.Context {
+// WithConn is an http.Server.ConnContext that lets a request reach its
+// connection (MarkAuthenticated).
+func WithConn(ctx context.Context, c net.Conn) context.Context {
 	if tc, ok := c.(*trackedConn); ok {
 		return context.WithValue(ctx, connKey{}, tc)
 	}
 	return ctx
 }
 
-// markAuthenticated trusts the connection of a request that authenticated
+// MarkAuthenticated trusts the connection of a request that authenticated
 // (handlers.Deps.Authenticated): it is no longer evicted at the caps.
-func markAuthenticated(ctx context.Context) {
+func MarkAuthenticated(ctx context.Context) {
 	if tc, ok := ctx.Value(connKey{}).(*trackedConn); ok {
 		tc.trust()
 	}

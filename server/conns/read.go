@@ -1,4 +1,4 @@
-package server
+package conns
 
 import (
 	"errors"

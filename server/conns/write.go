@@ -1,4 +1,4 @@
-package server
+package conns
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 )
 
 // connWrites writes a connection: on Linux with raw write system calls
-// (connwrite_linux.go), elsewhere, or when the connection has no
+// (write_linux.go), elsewhere, or when the connection has no
 // descriptor, through the connection's own Write.
 type connWrites struct {
 	conn net.Conn

@@ -1,4 +1,4 @@
-package server
+package conns
 
 import (
 	"io"
@@ -78,13 +78,13 @@ func TestConnLimiterUnauthenticated(t *testing.T) {
 	}
 }
 
-// limiterHarness is a connLimiter on a loopback listener, with what its
+// limiterHarness is a Limiter on a loopback listener, with what its
 // tests do: dial a client, accept its server side, and tell whether the
 // server closed a client's connection.
 type limiterHarness struct {
 	t     *testing.T
 	inner net.Listener
-	l     *connLimiter
+	l     *Limiter
 	shed  []string // the reasons the limiter closed connections for
 }
 
@@ -94,7 +94,7 @@ func newLimiterHarness(t *testing.T, maxOpen, maxUntrusted int) *limiterHarness 
 		t.Fatal(err)
 	}
 	h := &limiterHarness{t: t, inner: inner}
-	h.l = newConnLimiter(inner, maxOpen, maxUntrusted, func(reason string) { h.shed = append(h.shed, reason) })
+	h.l = NewLimiter(inner, maxOpen, maxUntrusted, func(reason string) { h.shed = append(h.shed, reason) })
 	t.Cleanup(func() { h.l.Close() })
 	return h
 }

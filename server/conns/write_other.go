@@ -1,13 +1,13 @@
 //go:build !linux
 
-package server
+package conns
 
 import "syscall"
 
 func (w connWrites) write(p []byte) (int, error) { return w.conn.Write(p) }
 
 // holdsHeaders: without writeNow's attempt that never waits, writes are
-// not held (connhold.go).
+// not held (hold.go).
 const holdsHeaders = false
 
 func (w connWrites) writeNow(p []byte) (int, error) { return w.conn.Write(p) }

@@ -93,16 +93,35 @@ func TestNodePrintedOOMIsNotAnOOM(t *testing.T) {
 // process's answer pipe is the bundle's doing, once bundle code ran there:
 // answered naming the bundle, logged with it and not as a gorender bug,
 // counted as bundle_fault, not protocol (which alerts).
+//
+// The forgeries: garbage, and a well-formed frame whose header is past what
+// the executor ever sends (maxFrameHeader: a chunk with an empty body and a
+// 200 KB header, which gorender would hold at no cost).
 func TestNodeProtocolBreachIsTheBundles(t *testing.T) {
 	skipUnlessNode(t)
 	t.Parallel()
+	for name, forge := range map[string]string{
+		"garbage": `fs.writeSync(4, "garbage, not a frame: ".repeat(8));`,
+		"large header": `const h = Buffer.from(JSON.stringify({ t: "chunk", r: 1, set: { a: "x".repeat(200000) } }));
+  const pre = Buffer.alloc(8); pre.writeUInt32LE(h.length, 0);
+  fs.writeSync(4, Buffer.concat([pre, h]));`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			protocolBreach(t, forge)
+		})
+	}
+}
+
+func protocolBreach(t *testing.T, forge string) {
 	s := startServer(t, map[string]string{"RENDERER_WORKERS_COUNT": "1"})
 	h2 := transports[0]
 	id := newID("s")
 	s.upload(t, map[string]string{id: markerBundle("served")}, nil)
 	before := len(s.stderr.String())
 	r := s.render(t, h2, id, `(function () {
-  `+escape+`.mainModule.require("fs").writeSync(4, "garbage, not a frame: ".repeat(8));
+  const req = `+escape+`.mainModule.require, fs = req("fs"), Buffer = req("buffer").Buffer;
+  `+forge+`
   return "forged"; })()`)
 	r.want(t, h2, http.StatusBadRequest, "Render failed: the Node.js process running it broke gorender's executor protocol after bundle code ran in it (bundle "+id+", logged) and was replaced.")
 	s.render(t, h2, id, "MARKER").want(t, h2, http.StatusOK, "served")

@@ -192,7 +192,7 @@ input.on('error', () => process.exit(0));
 
 // ---- State ---------------------------------------------------------------
 
-let options = null; // {stubTimers, supportModules, replayAsyncLogs, consoleMaxLines, consoleMaxBytes, errorTextMax, sourceMapLimit, maxResult, runOnOtherMaxDepth, runOnOtherTooDeep, crossingStreamsMax, crossingStreams} from init
+let options = null; // {stubTimers, supportModules, replayAsyncLogs, consoleMaxLines, consoleMaxBytes, errorTextMax, sourceMapLimit, maxResult, callArgsMax, runOnOtherMaxDepth, runOnOtherTooDeep, crossingStreamsMax, crossingStreams} from init
 let envScript = null; // env.js compiled once, run in every context
 const bundles = new Map(); // program key -> Bundle
 let current = null; // the render in progress
@@ -510,7 +510,11 @@ function hostValue(bundle, r, e) {
       return bundle.realm.set(e.value);
     case 'func':
       return (...args) => {
-        send({ t: 'call', r: r.id, k: e.key, args: args.map(String) });
+        // A call past callArgsMax bytes of arguments is not sent: gorender
+        // takes a header that large for a protocol fault.
+        const a = args.map(String);
+        if (Buffer.byteLength(JSON.stringify(a)) > options.callArgsMax) return;
+        send({ t: 'call', r: r.id, k: e.key, args: a });
       };
     default:
       return e.value;

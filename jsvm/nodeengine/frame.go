@@ -105,6 +105,9 @@ type executorOptions struct {
 	// longer one is answered as a done frame of kind tooLarge, its size in
 	// n, without crossing the pipe.
 	MaxResult int64 `json:"maxResult"`
+	// CallArgsMax bounds a host function call's arguments (maxCallArgs): a
+	// call past it is not sent.
+	CallArgsMax int `json:"callArgsMax"`
 }
 
 // hostEntry is a shared-context value gorender puts in before a render
@@ -119,6 +122,9 @@ type hostEntry struct {
 type frame struct {
 	h    header
 	body []byte
+	// headerBytes is the length of the header on the wire (0 for a stream
+	// chunk's pieces after its first): what gorender holds of it decoded.
+	headerBytes int
 	// dropped is the size of a result (a done frame of kind body) longer
 	// than the engine's bound, read and thrown away: body is empty.
 	dropped int64
@@ -126,7 +132,11 @@ type frame struct {
 
 // Bounds of what an executor may send, so that gorender allocates nothing
 // an executor chose the size of:
-//   - a header is small (maxFrameHeader);
+//   - a header is small (maxFrameHeader): the largest the executor sends
+//     is a host function call's, its arguments at most maxCallArgs bytes
+//     as JSON (the executor does not send a longer call; the one host
+//     function, propRequestEmitter, ignores a name past 256 bytes), plus
+//     a margin for the rest (t, r, k: a few dozen bytes);
 //   - a result (done, kind body) is at most the configured bound
 //     (RENDERER_MAX_RESULT_SIZE; unset: maxFrameBody): one longer is read
 //     and dropped as it arrives, and answered as too large;
@@ -138,7 +148,8 @@ type frame struct {
 //
 // Anything past them is a protocol error, not an allocation.
 const (
-	maxFrameHeader = 1 << 20
+	maxCallArgs    = 64 << 10
+	maxFrameHeader = maxCallArgs + 4<<10
 	maxFrameBody   = 1 << 30
 	maxErrorBody   = 4 << 20
 	chunkPiece     = 256 << 10
@@ -214,7 +225,7 @@ func (fr *frameReader) next() (frame, error) {
 	if err := frameJSON.Unmarshal(hb, &h); err != nil {
 		return frame{}, fmt.Errorf("%w: header %.200q: %v", errProtocol, hb, err)
 	}
-	f := frame{h: h}
+	f := frame{h: h, headerBytes: int(hlen)}
 	if inPlace {
 		_, _ = r.Discard(int(hlen)) // peeked: there
 	}

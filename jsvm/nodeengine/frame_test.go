@@ -206,3 +206,52 @@ func TestWritePartsThroughAPipe(t *testing.T) {
 		t.Fatalf("got a %q frame of %d bytes, want render of %d", f.h.T, len(f.body), len(body))
 	}
 }
+
+// rawFrame is a frame's bytes with the header given as JSON text, as an
+// executor taken over by a bundle may write it.
+func rawFrame(hdr string, body []byte) []byte {
+	var pre [8]byte
+	binary.LittleEndian.PutUint32(pre[0:4], uint32(len(hdr)))
+	binary.LittleEndian.PutUint32(pre[4:8], uint32(len(body)))
+	return append(append(pre[:], hdr...), body...)
+}
+
+// TestFrameHeaderCosts: a frame's header is memory gorender holds that the
+// executor chose the size of, so it counts in what a render may hold
+// (renderBuffer): a chunk with an empty body and a large header is not
+// free.
+func TestFrameHeaderCosts(t *testing.T) {
+	hdr := `{"t":"chunk","r":7,"set":{"a":"` + strings.Repeat("x", 50_000) + `"}}`
+	f, err := (&frameReader{r: bufio.NewReader(bytes.NewReader(rawFrame(hdr, nil)))}).next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.cost() < int64(len(hdr)) {
+		t.Errorf("a chunk frame with a header of %d bytes and no body costs %d, want at least its header", len(hdr), f.cost())
+	}
+}
+
+// TestFrameHeaderBound: the executor's largest header is a host call's
+// with maxCallArgs bytes of arguments; a header past that (fields the
+// executor never sends) is a protocol error, not an allocation, and the
+// largest call still reads.
+func TestFrameHeaderBound(t *testing.T) {
+	hdr := `{"t":"chunk","r":7,"set":{"a":"` + strings.Repeat("x", 200_000) + `"}}`
+	if _, err := (&frameReader{r: bufio.NewReader(bytes.NewReader(rawFrame(hdr, nil)))}).next(); !errors.Is(err, errProtocol) {
+		t.Errorf("a header of %d bytes: %v, want a protocol error", len(hdr), err)
+	}
+	// The longest call the executor sends: its arguments' JSON is
+	// maxCallArgs bytes (["…"]), with a long render id and key.
+	call := &header{T: "call", R: 1<<53 - 1, K: "propRequestEmitter", Args: []string{strings.Repeat("\x01", (maxCallArgs-4)/6)}}
+	var buf bytes.Buffer
+	if err := writeFrame(&buf, call, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := (&frameReader{r: bufio.NewReader(&buf)}).next()
+	if err != nil {
+		t.Fatalf("the largest host call: %v", err)
+	}
+	if f.h.T != "call" || len(f.h.Args) != 1 || len(f.h.Args[0]) != len(call.Args[0]) {
+		t.Errorf("the largest host call read as %q with %d arguments", f.h.T, len(f.h.Args))
+	}
+}

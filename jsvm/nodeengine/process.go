@@ -153,6 +153,7 @@ func (e *Engine) startProc(slot int) (*proc, error) {
 		CrossingStreams:    jsvm.CrossingStreamsText,
 		SourceMapLimit:     e.cfg.SourceMapLimit / int64(e.cfg.MaxProcesses),
 		MaxResult:          e.resultLimit(),
+		CallArgsMax:        maxCallArgs,
 	}}
 	if err := p.send(init, jsenv.Env); err != nil {
 		p.kill(reasonStart)
@@ -336,13 +337,10 @@ func (t *ticket) admit(n int64, gone <-chan struct{}) bool {
 var routedFrames = sync.Pool{New: func() any { return new(frame) }}
 
 // cost is what a frame holds of gorender's memory that the executor chose
-// the size of: its body and a host call's arguments.
+// the size of: its body and its header's bytes (a host call's arguments;
+// any field it should not have sent is within maxFrameHeader too).
 func (f *frame) cost() int64 {
-	n := int64(len(f.body))
-	for _, a := range f.h.Args {
-		n += int64(len(a))
-	}
-	return n
+	return int64(len(f.body) + f.headerBytes)
 }
 
 // take is what a render received, its frame given back for the next.

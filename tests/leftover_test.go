@@ -31,26 +31,44 @@ func TestLeftoverJobsBelongToTheirRender(t *testing.T) {
 	s.render(t, h2, victim, page).want(t, h2, http.StatusOK, `<div class="v">CARD-4111</div>`)
 	s.render(t, h2, attacker, `typeof __req`).want(t, h2, http.StatusOK, "function")
 
-	for _, c := range []struct{ name, code string }{
+	cases := []struct{ name, code string }{
 		{"promise job", `Promise.resolve().then(() => { for (;;) {} }); "attacker ok"`},
 		{"promise chain", `(function again() { return Promise.resolve().then(again); })(); "attacker ok"`},
 		{"nextTick chain", `(function again() { __req('process').nextTick(again); })(); "attacker ok"`},
 		{"queueMicrotask chain", `(function again() { queueMicrotask(again); })(); "attacker ok"`},
-	} {
-		before := len(s.stderr.String())
-		s.render(t, h2, attacker, c.code).want(t, h2, http.StatusBadRequest,
-			"Render timed out after 2s: the rendering request was interrupted and its JavaScript runtime replaced.")
-		s.render(t, h2, victim, page).want(t, h2, http.StatusOK, `<div class="v">CARD-4111</div>`)
-		var blamed []string
-		for _, line := range strings.Split(s.stderr.String()[before:], "\n") {
-			if strings.Contains(line, "render timed out") {
-				blamed = append(blamed, line)
-			}
-		}
-		if len(blamed) != 1 || !strings.Contains(blamed[0], attacker) {
-			t.Errorf("%s: the log's timeouts are %q, want one, of bundle %s", c.name, blamed, attacker)
-		}
+		// Callbacks of async APIs: on the node engine, of work done on
+		// Node's thread pool, called back after the render's jobs drained.
+		{"randomBytes callback", `__req('crypto').randomBytes(8, () => { for (;;) {} }); "attacker ok"`},
+		{"fs callback", `__req('fs').readdir('.', () => { for (;;) {} }); "attacker ok"`},
 	}
+	if testEngine == "node" { // not on goja and quickjs
+		cases = append(cases, []struct{ name, code string }{
+			{"pbkdf2 callback", `__req('crypto').pbkdf2('a', 'b', 20000, 32, 'sha256', () => { for (;;) {} }); "attacker ok"`},
+			{"subtle.digest", `crypto.subtle.digest('SHA-256', new Uint8Array(8)).then(() => { for (;;) {} }); "attacker ok"`},
+		}...)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := len(s.stderr.String())
+			s.render(t, h2, attacker, c.code).want(t, h2, http.StatusBadRequest,
+				"Render timed out after 2s: the rendering request was interrupted and its JavaScript runtime replaced.")
+			s.render(t, h2, victim, page).want(t, h2, http.StatusOK, `<div class="v">CARD-4111</div>`)
+			var blamed []string
+			for _, line := range strings.Split(s.stderr.String()[before:], "\n") {
+				if strings.Contains(line, "render timed out") {
+					blamed = append(blamed, line)
+				}
+			}
+			if len(blamed) != 1 || !strings.Contains(blamed[0], attacker) {
+				t.Errorf("the log's timeouts are %q, want one, of bundle %s", blamed, attacker)
+			}
+		})
+	}
+	// Work that ends is waited for and answers as before; its callback
+	// runs before the answer (what it logs is the render's).
+	s.render(t, h2, attacker, `__req('crypto').randomBytes(8, (e, b) => console.log('bytes', b.length)); "fine"`).
+		want(t, h2, http.StatusOK, "fine")
+	s.render(t, h2, victim, page).want(t, h2, http.StatusOK, `<div class="v">CARD-4111</div>`)
 }
 
 // TestLeftoverJobsUnderLoad: two renders that leave endless promise jobs

@@ -759,6 +759,9 @@ class Render {
     this.abortStream = null;
     this.crossings = new Set(); // the streams of other bundles crossing into this render (crossStream)
     this.scope = new AsyncResource('gorender.render');
+    // pending counts the render's operations on Node's thread pool whose
+    // callback or promise has not come back (ownCallback, ownPromise).
+    this.pending = 0;
   }
 
   start(code) {
@@ -962,12 +965,18 @@ class Render {
     // immediate (Node runs one only when both queues are empty). Work that
     // never drains keeps the answer until gorender kills the process at
     // the render's deadline, answering this render, not the next one.
+    // So are its operations on Node's thread pool (crypto's callbacks and
+    // promises): Node runs their callbacks after the immediates, so the
+    // answer waits for them too (release sends it once the last is back),
+    // as the in-process engines run such a callback as one of the render's
+    // jobs.
     finishing = this;
     this.answered = a;
     setImmediate(() => this.sendAnswer());
   }
 
   sendAnswer() {
+    if (!this.answered || this.pending > 0) return; // sent, or release sends it
     // Timers the drained work set belong to this render too.
     clearAllTimers();
     finishing = null;
@@ -990,6 +999,86 @@ class Render {
     a.r = this.id;
     send(a, body);
     startQueued();
+  }
+}
+
+// ---- The render's work on Node's thread pool --------------------------
+//
+// Node runs the callback of work it did on its thread pool (crypto.pbkdf2,
+// scrypt, randomBytes, crypto.subtle.*) from the event loop's poll phase,
+// after the immediate a render's answer waits for (Render.answer). So the
+// async APIs of the crypto a bundle reaches (require('crypto'), the global
+// crypto: the same objects as the executor's) count what each render has
+// out, and its answer waits until all of it is back and its callbacks ran.
+// Wrapped once, before any bundle runs; the cost is one closure a call.
+// Work started with no render in progress (a bundle's top level while it
+// loads) is not counted.
+
+function owner() {
+  return current || finishing;
+}
+
+// release: an operation of r came back; if r's answer waits on it, it
+// goes once the jobs the callback left have drained.
+function release(r) {
+  r.pending--;
+  if (r.pending === 0 && r.answered) setImmediate(() => r.sendAnswer());
+}
+
+// ownCallback wraps an API whose last argument, when a function, is called
+// back from the thread pool.
+function ownCallback(fn) {
+  return function (...args) {
+    const r = owner();
+    const last = args.length - 1;
+    if (!r || typeof args[last] !== 'function') return Reflect.apply(fn, this, args);
+    const cb = args[last];
+    args[last] = function (...res) {
+      release(r);
+      return Reflect.apply(cb, this, res);
+    };
+    r.pending++;
+    try {
+      return Reflect.apply(fn, this, args);
+    } catch (e) {
+      r.pending--; // refused before it started: no callback comes
+      throw e;
+    }
+  };
+}
+
+// ownPromise wraps an API whose promise settles from the thread pool.
+function ownPromise(fn) {
+  return function (...args) {
+    const r = owner();
+    const p = Reflect.apply(fn, this, args);
+    if (!r) return p;
+    r.pending++;
+    return p.then(
+      (v) => {
+        release(r);
+        return v;
+      },
+      (e) => {
+        release(r);
+        throw e;
+      },
+    );
+  };
+}
+
+{
+  const crypto = require('node:crypto');
+  for (const name of ['pbkdf2', 'scrypt', 'randomBytes', 'pseudoRandomBytes', 'prng', 'rng', 'randomFill', 'randomInt',
+    'generateKeyPair', 'generateKey', 'generatePrime', 'checkPrime', 'hkdf', 'sign', 'verify']) {
+    if (typeof crypto[name] === 'function') crypto[name] = ownCallback(crypto[name]);
+  }
+  const subtle = Object.getPrototypeOf(crypto.webcrypto.subtle);
+  for (const name of Object.getOwnPropertyNames(subtle)) {
+    const d = Object.getOwnPropertyDescriptor(subtle, name);
+    if (name !== 'constructor' && typeof d.value === 'function') {
+      Object.defineProperty(subtle, name, { ...d, value: ownPromise(d.value) });
+    }
   }
 }
 

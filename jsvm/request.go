@@ -1,9 +1,58 @@
 package jsvm
 
-import (
-	"errors"
-	"sync"
-)
+import "time"
+
+// Request is what one HTTP request shares across all its evaluations: the
+// sharedExecutionContext and the runtimes of its bundle set, by bundle id,
+// which runOnOtherBundle and update chunks call into; and, for streamed
+// answers, where the bytes go. The runtimes of one request are all of one
+// engine and are used on the goroutine of the request's render only.
+type Request struct {
+	Shared   *SharedContext
+	Runtimes map[string]Runtime
+	// Sink receives a stream result; without one a stream is an error.
+	Sink Sink
+	// StreamIdle ends a stream that produces nothing (and receives no
+	// update) for this long; 0 means no limit.
+	StreamIdle time.Duration
+	// Updates feeds an incremental render's update chunks; nil for others.
+	Updates *Updates
+	// Deadline is when the render deadline passes (the worker's
+	// RENDERER_RENDER_TIMEOUT from the render's start; zero: none). An
+	// engine that can let a render whose caller left finish in the
+	// background (node) does so only until then.
+	Deadline time.Time
+	// Started, when set, is called once the render starts, by runtimes
+	// whose renders may wait inside the engine after Eval is called
+	// (Queuer): the worker runs the render deadline from then.
+	Started func()
+
+	nested int // runOnOtherBundle calls in progress (NestRunOnOther)
+}
+
+// NewRequest returns a Request over the given runtimes with an empty shared context.
+func NewRequest(runtimes map[string]Runtime) *Request {
+	return &Request{Shared: NewSharedContext(), Runtimes: runtimes}
+}
+
+// NestRunOnOther counts a runOnOtherBundle call of the request starting
+// (UnnestRunOnOther counts its end); false, counting nothing, when it would
+// nest deeper than MaxRunOnOtherDepth. The request's runtimes call it on
+// its render's goroutine.
+func (r *Request) NestRunOnOther() bool {
+	if r.nested >= MaxRunOnOtherDepth {
+		return false
+	}
+	r.nested++
+	return true
+}
+
+// UnnestRunOnOther counts the end of a call NestRunOnOther counted.
+func (r *Request) UnnestRunOnOther() {
+	if r.nested > 0 {
+		r.nested--
+	}
+}
 
 // Sink receives a streamed result (PROTOCOL.md §5) as the JavaScript stream
 // produces it. Its methods are called on the render's goroutine.
@@ -14,127 +63,4 @@ type Sink interface {
 	// Write sends one chunk and flushes it; an error means the client is
 	// gone, and the JavaScript stream is aborted.
 	Write(p []byte) error
-}
-
-// Update is one update chunk of an incremental render (PROTOCOL.md §8):
-// code evaluated in the environment of bundle BundleID.
-type Update struct {
-	BundleID string
-	Code     string
-}
-
-// Updates carries an incremental render's update chunks from the goroutine
-// reading the request body to the render. Push and Close may be called from
-// any goroutine; the engine drains the queue on the render's goroutine.
-type Updates struct {
-	// Failed, when set before the render starts, is told of each update
-	// chunk that threw: bad chunks are reported and skipped.
-	Failed func(up Update, message string)
-
-	mu      sync.Mutex
-	queue   []Update
-	closed  bool
-	notify  func() // set by the engine while a render consumes the updates
-	arrival func() // set by the worker: the stream's idle watchdog
-}
-
-// NewUpdates returns an empty, open queue.
-func NewUpdates() *Updates { return &Updates{} }
-
-// errUpdatesClosed is a Push after Close.
-var errUpdatesClosed = errors.New("incremental render updates are closed")
-
-// Push queues an update chunk.
-func (u *Updates) Push(up Update) error {
-	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
-		return errUpdatesClosed
-	}
-	taken := len(u.queue) == 0
-	u.queue = append(u.queue, up)
-	u.notifyLocked(taken)
-	u.mu.Unlock()
-	return nil
-}
-
-// notifyLocked tells the engine that updates arrived or the queue closed,
-// and the watchdog too when the render had taken every earlier update;
-// u.mu is held.
-func (u *Updates) notifyLocked(taken bool) {
-	if u.arrival != nil && taken {
-		u.arrival()
-	}
-	if u.notify != nil {
-		u.notify()
-	}
-}
-
-// Close marks the request's end; final, when non-nil (the request's
-// onRequestClosedUpdateChunk), is evaluated after every queued update.
-func (u *Updates) Close(final *Update) {
-	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
-		return
-	}
-	taken := len(u.queue) == 0
-	if final != nil {
-		u.queue = append(u.queue, *final)
-	}
-	u.closed = true
-	u.notifyLocked(taken)
-	u.mu.Unlock()
-}
-
-// Take returns the queued updates and whether the queue is closed. The
-// engine calls it on the render's goroutine.
-func (u *Updates) Take() ([]Update, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	q := u.queue
-	u.queue = nil
-	return q, u.closed
-}
-
-// TakeOne returns the next queued update (ok: there was one) and, when
-// there was none, whether the queue is closed. The node engine takes
-// updates one at a time: it takes the next once the executor applied the
-// last, so updates its JavaScript cannot take stay queued here.
-func (u *Updates) TakeOne() (up Update, ok, closed bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if len(u.queue) == 0 {
-		return Update{}, false, u.closed
-	}
-	up = u.queue[0]
-	u.queue[0] = Update{}
-	u.queue = u.queue[1:]
-	return up, true, false
-}
-
-// OnArrival attaches (fn) or detaches (nil) a watcher of the queue: fn is
-// called, from the pushing goroutine and under the queue's lock (it must
-// not block), whenever an update is queued or the queue closes while the
-// render has taken every earlier update. The worker counts those arrivals
-// as a stream's activity; updates piling up untaken are not: JavaScript
-// that never yields takes none, and its stream's idle watchdog must fire.
-func (u *Updates) OnArrival(fn func()) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.arrival = fn
-}
-
-// SetNotify attaches (fn) or detaches (nil) the render consuming the
-// updates: fn is called, from any goroutine, whenever updates are queued or
-// the queue closes (at once if that already happened). fn runs under the
-// queue's lock, so it must not block, and once SetNotify(nil) returns no
-// notification of this queue reaches the engine any more.
-func (u *Updates) SetNotify(fn func()) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.notify = fn
-	if fn != nil && (len(u.queue) > 0 || u.closed) {
-		fn()
-	}
 }

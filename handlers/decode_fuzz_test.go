@@ -42,7 +42,7 @@ func checkOutcome(t *testing.T, f *Fields, herr *HTTPError) {
 		seen[name] = true
 		_, _ = f.Text(name)
 		_ = f.TypeOf(name)
-		if _, _, herr := f.String(name); herr != nil {
+		if _, _, herr := f.CheckedString(name); herr != nil {
 			checkRefusal(t, herr)
 		}
 		if _, herr := f.Strings(name); herr != nil {
@@ -321,7 +321,7 @@ func FuzzDecodeMultipart(f *testing.F) {
 		if herr != nil {
 			t.Fatalf("round trip refused: %v", herr)
 		}
-		if got, _, _ := fields.String("renderingRequest"); got != rr {
+		if got, _, _ := fields.CheckedString("renderingRequest"); got != rr {
 			t.Fatalf("round trip: renderingRequest = %q, want %q", got, rr)
 		}
 		if len(fields.Files) != 1 || fields.Files[0].Filename != filename || st.files[fields.Files[0].Path] != fileContent {

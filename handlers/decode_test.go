@@ -197,7 +197,7 @@ func TestRawJSHeaders(t *testing.T) {
 			if pw != tt.wantPassword || present != tt.wantPresent {
 				t.Errorf("password = %q, %v; want %q, %v", pw, present, tt.wantPassword, tt.wantPresent)
 			}
-			_, _, herr = f.String("password")
+			_, _, herr = f.CheckedString("password")
 			if tt.wantDeferred == "" {
 				if herr != nil {
 					t.Fatalf("String(password): %v", herr)

@@ -21,8 +21,8 @@ import (
 //     dependency bundle header).
 //
 // A field may also carry a deferred error (a malformed header), reported only
-// when the field is read with String, Strings or Bool, so that the prechecks
-// of §4 answer first. Scalar getters read the first value of a repeated
+// when the field is read with CheckedString, Strings or Bool, so that the
+// prechecks of §4 answer first. Scalar getters read the first value of a repeated
 // form or multipart field.
 type Fields struct {
 	// Files are the multipart file parts, already streamed to the Stager,
@@ -244,10 +244,11 @@ func (f *Fields) TypeOf(name string) string {
 	}
 }
 
-// String reads a scalar string field. present is false when the field is
-// absent or null; err is the field's deferred error, or a 400
+// CheckedString reads a field that must be a string (unlike Text, which
+// turns any value into text). present is false when the field is absent or
+// null; err is the field's deferred error, or a 400
 // `Invalid "<name>" field in render request.` when the value is not a string.
-func (f *Fields) String(name string) (value string, present bool, err *HTTPError) {
+func (f *Fields) CheckedString(name string) (value string, present bool, err *HTTPError) {
 	e, found := f.entry(name)
 	if !found {
 		return "", false, nil

@@ -170,7 +170,7 @@ func TestBool(t *testing.T) {
 	}
 }
 
-func TestStringTextTypeOf(t *testing.T) {
+func TestCheckedStringTextTypeOf(t *testing.T) {
 	tests := []struct {
 		name        string
 		enc         encoded
@@ -199,15 +199,15 @@ func TestStringTextTypeOf(t *testing.T) {
 			if herr != nil {
 				t.Fatalf("DecodeBody: %v", herr)
 			}
-			s, present, herr := f.String("v")
+			s, present, herr := f.CheckedString("v")
 			if (herr != nil) != tt.wantErr {
-				t.Fatalf("String err = %v, wantErr %v", herr, tt.wantErr)
+				t.Fatalf("CheckedString err = %v, wantErr %v", herr, tt.wantErr)
 			}
 			if herr != nil {
 				wantHTTPError(t, herr, 400, `Invalid "v" field in render request.`)
 			}
 			if s != tt.wantString || present != tt.wantPresent {
-				t.Errorf("String = %q, %v; want %q, %v", s, present, tt.wantString, tt.wantPresent)
+				t.Errorf("CheckedString = %q, %v; want %q, %v", s, present, tt.wantString, tt.wantPresent)
 			}
 			if text, _ := f.Text("v"); text != tt.wantText {
 				t.Errorf("Text = %q, want %q", text, tt.wantText)

@@ -258,8 +258,8 @@ func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController,
 		var up *jsvm.Update
 		ok := false
 		if fields, herr := DecodeJSONObject(line); herr == nil {
-			id, _, err1 := fields.String("bundleTimestamp")
-			code, _, err2 := fields.String("updateChunk")
+			id, _, err1 := fields.CheckedString("bundleTimestamp")
+			code, _, err2 := fields.CheckedString("updateChunk")
 			up, ok = &jsvm.Update{BundleID: id, Code: code}, err1 == nil && err2 == nil && id != ""
 		}
 		switch {

@@ -38,11 +38,11 @@ type leased struct {
 	e    *entry
 }
 
-func (l *lease) release() { l.releaseAs("broken") }
+func (l *lease) release() { l.releaseAs(replacedBroken) }
 
 // releaseAs releases the lease; a broken runtime is replaced and counted
 // with reason brokenReason.
-func (l *lease) releaseAs(brokenReason string) {
+func (l *lease) releaseAs(brokenReason replaceReason) {
 	if l.reserved != nil {
 		l.reserved.Unreserve()
 	}

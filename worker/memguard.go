@@ -91,7 +91,7 @@ func (p *Pools) RunMemoryGuard(ctx context.Context, limit uint64, interval time.
 		}
 		runtime.GC()
 		if heap := heapBytes(); heap > limit && p.active.stopOldest(errHeapLimit) {
-			// Its runtime is counted as replaced ("heap_limit") when released.
+			// Its runtime is counted as replaced (replacedHeapLimit) when released.
 			p.cfg.Logger.Warn("memory guard interrupted a render", "heap_bytes", heap, "limit_bytes", limit)
 		}
 	}

@@ -107,23 +107,23 @@ func (pl *pool) acquire(ctx context.Context) (*entry, error) {
 // one runtime short until that one is loaded (a render that finds none
 // idle meanwhile makes its own, within the pool's size). One of a retired
 // pool just closes.
-func (pl *pool) release(e *entry, brokenReason string) {
+func (pl *pool) release(e *entry, brokenReason replaceReason) {
 	e.renders++
 	pl.mu.Lock()
-	reason := ""
+	var reason replaceReason
 	switch {
 	case e.rt.Broken():
 		reason = brokenReason
 	case pl.cfg.MaxRendersPerRuntime > 0 && e.renders >= pl.cfg.MaxRendersPerRuntime:
-		reason = "max_renders"
+		reason = replacedMaxRenders
 	case e.recycle:
-		reason = "schedule"
+		reason = replacedSchedule
 	}
 	if reason != "" {
 		// Counted before the runtime stops counting as busy: whoever sees
 		// it idle, then scrapes again, sees its replacement counted too
 		// (one scrape is no snapshot: its series are collected concurrently).
-		pl.cfg.Observer.RuntimeReplaced(reason)
+		pl.cfg.Observer.RuntimeReplaced(string(reason))
 	}
 	e.stop = nil
 	delete(pl.busy, e)
@@ -139,7 +139,7 @@ func (pl *pool) release(e *entry, brokenReason string) {
 	}
 	pl.closeEntry(e)
 	if reason != "" {
-		pl.cfg.Logger.Info("runtime replaced", "bundle", pl.id, "reason", reason, "renders", e.renders)
+		pl.cfg.Logger.Info("runtime replaced", "bundle", pl.id, "reason", string(reason), "renders", e.renders)
 		if !retired {
 			go func() { _ = pl.replenish() }()
 		}
@@ -156,7 +156,7 @@ func (pl *pool) release(e *entry, brokenReason string) {
 func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
 	admitted := pl.quarantine.enter()
 	pl.mu.Lock()
-	pl.cfg.Observer.RuntimeReplaced("quarantined")
+	pl.cfg.Observer.RuntimeReplaced(string(replacedQuarantined))
 	pl.cfg.Observer.Quarantined(1)
 	delete(pl.busy, e)
 	pl.stuck++
@@ -344,7 +344,7 @@ func (pl *pool) recycleOne(grace time.Duration) bool {
 			pl.idle = append(pl.idle[:i], pl.idle[i+1:]...)
 			pl.mu.Unlock()
 			pl.closeEntry(e)
-			pl.cfg.Observer.RuntimeReplaced("schedule")
+			pl.cfg.Observer.RuntimeReplaced(string(replacedSchedule))
 			_ = pl.replenish()
 			return true
 		}

@@ -65,9 +65,24 @@ type Source interface {
 type Observer interface {
 	QueueWait(d time.Duration)
 	Quarantined(delta int)
+	// RuntimeReplaced counts a runtime replaced; reason is a
+	// replaceReason's text.
 	RuntimeReplaced(reason string)
 	BundlesLoaded(n int)
 }
+
+// replaceReason is why a pool replaced a runtime: the reason label of
+// gorender_runtime_replacements_total (docs/observability.md lists them)
+// and of the "runtime replaced" log line.
+type replaceReason string
+
+const (
+	replacedBroken      replaceReason = "broken"      // Broken after a render or load
+	replacedHeapLimit   replaceReason = "heap_limit"  // its render stopped by the memory guard
+	replacedMaxRenders  replaceReason = "max_renders" // RENDERER_MAX_RENDERS_PER_RUNTIME
+	replacedSchedule    replaceReason = "schedule"    // the restart schedule
+	replacedQuarantined replaceReason = "quarantined" // abandoned stuck (pool.abandon)
+)
 
 // Config configures the pools.
 type Config struct {
@@ -260,9 +275,9 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 	}
 	// A runtime the memory guard interrupted is counted as replaced for
 	// that reason, once, when it is released broken.
-	broken := "broken"
+	broken := replacedBroken
 	if errors.Is(context.Cause(renderCtx), errHeapLimit) {
-		broken = "heap_limit"
+		broken = replacedHeapLimit
 	}
 	l.releaseAs(broken)
 	if o.err != nil && ctx.Err() == nil {

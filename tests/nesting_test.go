@@ -28,8 +28,8 @@ var stackExhausted = regexp.MustCompile(`Maximum call stack size exceeded|stack 
 // conversions with no JavaScript frame in between, are answered 400 with a
 // RangeError-like diagnostic; the process lives and the next render is
 // served. Each request here ended the process on goja before the bounds
-// (goja_guard.go, env.js); QuickJS checks its own stack and answers the
-// same way. The server runs under an address-space limit so that a
+// (jsvm/gojaengine/guard.go, env.js); QuickJS checks its own stack and
+// answers the same way. The server runs under an address-space limit so that a
 // regression fails the test, not the machine.
 func TestDeepNesting(t *testing.T) {
 	t.Parallel()

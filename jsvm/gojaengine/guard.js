@@ -2,7 +2,7 @@
 // in a fresh runtime: every function reachable from the global object and
 // from the intrinsics that are not (iterator and generator prototypes,
 // %TypedArray%), through prototypes, own properties, getters and setters.
-// Run once per process in a scratch runtime; goja_guard.go compiles the
+// Run once per process in a scratch runtime; guard.go compiles the
 // expressions into one program that every goja runtime runs first, before
 // the environment is installed, to wrap what it returns. It reads property
 // descriptors, so it runs no getter.

@@ -1,7 +1,7 @@
 // Where the polyfills' API or answers differ from Node 20's (V8 11.3 on ICU
 // 78), this makes them Node's. Each difference was found by comparing with
-// Node (tests/testdata/intl, jsvm/intl/fidelity.mjs); what is left is listed
-// in docs/intl.md.
+// Node (tests/testdata/intl, whose record.mjs records Node's answers); what
+// is left is listed in docs/intl.md.
 import { canonicalZoneList } from './host.js';
 
 function redefine(obj, name, desc) {

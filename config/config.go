@@ -26,13 +26,16 @@ import (
 // the environment (PROTOCOL.md §11) and flags, and validated. Each field is
 // set by a row of settings.
 type Config struct {
-	Host            string
-	Port            int
-	Password        string `json:"-"`
-	CachePath       string
-	WorkersCount    int
-	LogLevel        slog.Level
-	LogSilent       bool
+	Host         string
+	Port         int
+	Password     string `json:"-"`
+	CachePath    string
+	WorkersCount int
+	LogLevel     slog.Level
+	LogSilent    bool
+	// LogFormat is RENDERER_LOG_FORMAT: LogJSON, LogText, or "" for text
+	// when stderr is a terminal and JSON otherwise (the command decides).
+	LogFormat       string
 	LogHTTPLevel    slog.Level
 	SupportModules  bool
 	StubTimers      bool
@@ -173,6 +176,12 @@ func Load(getenv func(string) string, portFlag int) (*Config, error) {
 		if err := s.Value.parse(l, v); err != nil {
 			errs = append(errs, fmt.Errorf("%s=%q: %w", s.Name, getenv(s.Name), err))
 		}
+		if l.concurrency != "" {
+			if err := s.Value.parse(l, l.concurrency); err != nil {
+				errs = append(errs, fmt.Errorf("NODE_RENDERER_CONCURRENCY=%q (read as RENDERER_WORKERS_COUNT, which is unset): %w", l.concurrency, err))
+			}
+			l.concurrency = ""
+		}
 	}
 	c := l.c
 	if portFlag != 0 {
@@ -212,6 +221,39 @@ func (c *Config) Effective() []slog.Attr {
 	return attrs
 }
 
+// Changed is the part of Effective that differs from the defaults on this
+// machine, for the readable start-up log. A computed default (one that
+// follows other rows, like GRACEFUL_WORKER_RESTART_TIMEOUT the render
+// timeout) is a change only when its variable is set in c.Environ.
+func (c *Config) Changed() []slog.Attr {
+	set := map[string]bool{}
+	for _, kv := range c.Environ {
+		if name, v, _ := strings.Cut(kv, "="); v != "" {
+			set[name] = true
+		}
+	}
+	// The defaults are the rows read with nothing set, on the same engine
+	// (no second choice of engine) and the same runtime settings.
+	d := &loader{c: &Config{MemoryLimit: c.MemoryLimit, Procs: c.Procs}, getenv: func(string) string { return "" }, engine: c.JSEngine}
+	for _, s := range settings {
+		_ = s.Value.parse(d, s.Default) // a default parses
+	}
+	var changed []slog.Attr
+	for _, a := range c.Effective() {
+		s := settings[slices.IndexFunc(settings, func(s setting) bool { return s.Name == a.Key })]
+		if (s.Default != "" || set[s.Name]) && s.Value.show(d.c) != a.Value.String() {
+			changed = append(changed, a)
+		}
+	}
+	return changed
+}
+
+// The values of RENDERER_LOG_FORMAT.
+const (
+	LogJSON = "json"
+	LogText = "text"
+)
+
 // A setting is one row of the configuration table: an environment
 // variable, its default, how it is read and what it means. The table of
 // docs/configuration.md is this table (TestConfigurationTable).
@@ -246,6 +288,9 @@ type loader struct {
 	// engine is the engine RENDERER_JS_ENGINE resolves to, once a row
 	// asked (jsEngine); why says why when it was chosen (auto).
 	engine, why string
+	// concurrency is NODE_RENDERER_CONCURRENCY when it stands in for an
+	// unset RENDERER_WORKERS_COUNT (read by Load, errors named after it).
+	concurrency string
 }
 
 // jsEngine is the engine the configuration runs, RENDERER_JS_ENGINE
@@ -324,10 +369,17 @@ var settings = []setting{
 	},
 	{
 		Name:       "RENDERER_WORKERS_COUNT",
-		DefaultDoc: "CPUs (Go's `GOMAXPROCS` at start: affinity and cgroup limit)",
+		DefaultDoc: "`NODE_RENDERER_CONCURRENCY` (the Node renderer's name, read when this one is unset), else the CPUs (Go's `GOMAXPROCS` at start: affinity and cgroup limit)",
 		Doc:        "JavaScript runtimes per loaded bundle: renders in parallel; with `RENDERER_JS_ENGINE=node`, the Node.js processes started at start and the most one isolation group (an entry bundle and its dependency bundles) has: its renders in parallel (see `RENDERER_NODE_MAX_PROCESSES`)",
 		Value: orComputed(number(func(c *Config) *int { return &c.WorkersCount }, 1, 1024),
-			func(l *loader) { l.c.WorkersCount = startProcs }),
+			func(l *loader) {
+				// The Node renderer's own fallback name, read the same way.
+				if v := l.getenv("NODE_RENDERER_CONCURRENCY"); v != "" {
+					l.concurrency = v
+					return
+				}
+				l.c.WorkersCount = startProcs
+			}),
 	},
 	{
 		Name: "MAX_VM_POOL_SIZE", Default: "4",
@@ -549,6 +601,20 @@ var settings = []setting{
 				return err
 			},
 			format: func(c *Config) string { return showLogLevel(c.LogLevel, c.LogSilent) },
+		},
+	},
+	{
+		Name: "RENDERER_LOG_FORMAT", DefaultDoc: "`text` when standard error is a terminal, else `json`",
+		Doc: "`json`: one JSON object a line, for machines; `text`: readable lines, the start-up configuration as a block of the settings that differ from their defaults",
+		Value: custom{
+			read: func(l *loader, v string) error {
+				if v != "" && v != LogJSON && v != LogText {
+					return errors.New("want " + LogJSON + " or " + LogText)
+				}
+				l.c.LogFormat = v
+				return nil
+			},
+			format: func(c *Config) string { return c.LogFormat }, // unset: not logged
 		},
 	},
 	{

@@ -8,8 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gorender/gorender/config"
 	"github.com/gorender/gorender/server"
@@ -49,14 +53,15 @@ func checkPort(name string, port int) error {
 	return nil
 }
 
-// newLogger writes structured JSON logs to stderr at the configured level,
-// durations in Go's notation (1.5s, to the microsecond) rather than
-// nanoseconds.
-func newLogger(cfg *config.Config, stderr io.Writer) *slog.Logger {
+// newLogger writes logs to stderr at the configured level, durations in
+// Go's notation (1.5s, to the microsecond) rather than nanoseconds: JSON
+// lines for machines, or slog's text lines when stderr is a terminal or
+// RENDERER_LOG_FORMAT=text (text reports whether it is text).
+func newLogger(cfg *config.Config, stderr io.Writer) (logger *slog.Logger, text bool) {
 	if cfg.LogSilent {
-		return slog.New(slog.DiscardHandler)
+		return slog.New(slog.DiscardHandler), false
 	}
-	return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{
+	opts := &slog.HandlerOptions{
 		Level: cfg.LogLevel,
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Value.Kind() == slog.KindDuration {
@@ -68,7 +73,42 @@ func newLogger(cfg *config.Config, stderr io.Writer) *slog.Logger {
 			}
 			return a
 		},
-	}))
+	}
+	switch cfg.LogFormat {
+	case config.LogText:
+		text = true
+	case "":
+		text = isTerminal(stderr)
+	}
+	if text {
+		return slog.New(slog.NewTextHandler(stderr, opts)), true
+	}
+	return slog.New(slog.NewJSONHandler(stderr, opts)), false
+}
+
+// isTerminal reports whether w is a terminal: a file that answers the
+// terminal attributes request.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlReadTermios)
+	return err == nil
+}
+
+// logSettings writes the settings that differ from their defaults under
+// the text log's configuration line, one a line, values aligned.
+func logSettings(w io.Writer, settings []slog.Attr) {
+	width := 0
+	for _, a := range settings {
+		width = max(width, len(a.Key))
+	}
+	var b strings.Builder
+	for _, a := range settings {
+		fmt.Fprintf(&b, "    %-*s  %s\n", width, a.Key, a.Value)
+	}
+	io.WriteString(w, b.String())
 }
 
 func serve(ctx context.Context, args []string, environ []string, stderr io.Writer) error {
@@ -95,10 +135,19 @@ func serve(ctx context.Context, args []string, environ []string, stderr io.Write
 // and its warnings once, builds the server and opens its listener.
 // environ is the process environment.
 func start(cfg *config.Config, environ []string, stderr io.Writer) (*server.Server, net.Listener, error) {
-	logger := newLogger(cfg, stderr)
+	logger, text := newLogger(cfg, stderr)
 	cfg.ApplyRuntime()
 	cfg.Environ = environ
-	logger.LogAttrs(context.Background(), slog.LevelInfo, "configuration", cfg.Effective()...)
+	if text {
+		// Nothing else logs yet: the block stays under its line.
+		changed := cfg.Changed()
+		logger.Info("configuration: the settings that differ from their defaults", "count", len(changed))
+		if logger.Enabled(context.Background(), slog.LevelInfo) {
+			logSettings(stderr, changed)
+		}
+	} else {
+		logger.LogAttrs(context.Background(), slog.LevelInfo, "configuration", cfg.Effective()...)
+	}
 	if cfg.JSEngineChoice != "" {
 		logger.Info("JavaScript engine chosen (RENDERER_JS_ENGINE=auto)", "engine", cfg.JSEngine, "why", cfg.JSEngineChoice)
 	}

@@ -19,6 +19,7 @@ var notValues = map[string]string{
 	"GOGC":                             "the Go runtime's own; gorender uses 200 without it (extraEnv sets it)",
 	"GOMAXPROCS":                       "the Go runtime's own; gorender uses the CPU limit but at least 2 without it (extraEnv sets it)",
 	"RENDERER_ENABLE_HEALTH_ENDPOINTS": "accepted for compatibility and ignored: /health and /ready are always on",
+	"NODE_RENDERER_CONCURRENCY":        "the Node renderer's name for RENDERER_WORKERS_COUNT, which the chart sets from config.workersCount",
 	"OTEL_SDK_DISABLED":                "tracing.exporter=none turns traces off; extraEnv sets it",
 	"OTEL_RESOURCE_ATTRIBUTES":         "the traces' resource attributes (k8s.pod.name from the downward API...): extraEnv sets them",
 }

@@ -174,6 +174,7 @@ of server/config.go (tools/chartcheck checks that none is missing). Unset
   (list "RENDERER_STUB_TIMERS" $c.stubTimers)
   (list "RENDERER_SUPPORT_MODULES" $c.supportModules)
   (list "RENDERER_LOG_LEVEL" $c.logLevel)
+  (list "RENDERER_LOG_FORMAT" $c.logFormat)
   (list "RENDERER_LOG_HTTP_LEVEL" $c.logHttpLevel)
   (list "RENDERER_METRICS" .Values.metrics.enabled)
   (list "RENDERER_JS_ENGINE" (default (ternary "node" "goja" (eq .Values.image.variant "node")) $c.jsEngine))

@@ -118,6 +118,22 @@ func (e *Engine) countLocked(g *group) (n, pending int) {
 	return n, pending
 }
 
+// freshStartingLocked counts the slots whose process is starting bound to
+// no group: the first to take work binds it, so a group that waits counts
+// them as its own on the way (a slow start must not start another).
+func (e *Engine) freshStartingLocked() int {
+	n := 0
+	for i := range e.procs {
+		if !e.slotRunning[i] || e.slotGroupLocked(i) != nil {
+			continue
+		}
+		if p := e.procs[i]; p == nil || !p.ready {
+			n++
+		}
+	}
+	return n
+}
+
 // waitingLocked counts the renders and loads waiting for a process of g.
 func (e *Engine) waitingLocked(g *group) int {
 	n := 0
@@ -147,7 +163,7 @@ func (e *Engine) bindLocked(p *proc, g *group) bool {
 // process. It returns the processes to stop once e.mu is unlocked.
 func (e *Engine) provisionLocked(g *group) []*proc {
 	n, pending := e.countLocked(g)
-	if n >= e.cfg.Processes || pending >= e.waitingLocked(g) {
+	if n >= e.cfg.Processes || pending+e.freshStartingLocked() >= e.waitingLocked(g) {
 		return nil
 	}
 	if i := slices.Index(e.slotRunning, false); i >= 0 {
@@ -173,7 +189,7 @@ func (e *Engine) provisionLocked(g *group) []*proc {
 // processes under load as the shared processes served every bundle before
 // groups, without taking another group's (that is for renders that wait).
 func (e *Engine) growLocked(g *group) {
-	if n, pending := e.countLocked(g); n >= e.cfg.Processes || pending > 0 {
+	if n, pending := e.countLocked(g); n >= e.cfg.Processes || pending+e.freshStartingLocked() > 0 {
 		return
 	}
 	if i := slices.Index(e.slotRunning, false); i >= 0 {

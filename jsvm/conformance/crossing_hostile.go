@@ -114,11 +114,21 @@ func hostilePair(t *testing.T, engine string) (entry jsvm.Runtime, newReq func()
 // chunks stay bytes, a character split between them too.
 func testCrossStreamHostileProducer(t *testing.T, engine string) {
 	const ignored = "runOnOtherBundle: the other bundle's stream failed: the stream produced a chunk while paused (it ignores back-pressure)"
-	// The caller reads nothing for 200 ms, then reads to the end. The error
-	// may come before it reads (node) or after the chunks queued in Go.
+	// The caller reads nothing until the producer stopped pushing (two
+	// looks 50 ms apart see the same count) or pushed 1,000 chunks, then
+	// reads to the end: not a fixed time, which a slow machine (quickjs
+	// under the race detector, under load) could end before the queue
+	// filled. The error may come before it reads (node) or after the chunks
+	// queued in Go.
 	late := `var s = runOnOtherBundle('rsc', '%s');
 		%s
-		new Promise((r) => setTimeout(r, 200)).then(() => {
+		new Promise((r) => {
+			var last = -1;
+			(function look() {
+				var n = runOnOtherBundle('rsc', 'pushed');
+				if (n === last || n >= 1000) r(); else { last = n; setTimeout(look, 50); }
+			})();
+		}).then(() => {
 			var few = runOnOtherBundle('rsc', 'pushed') < 1000;
 			%s
 			return failed.then((m) => m + '|' + few);

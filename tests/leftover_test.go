@@ -64,6 +64,34 @@ func TestLeftoverJobsBelongToTheirRender(t *testing.T) {
 			}
 		})
 	}
+	if testEngine == "node" { // goja and quickjs have no MessageChannel
+		// A port's message is delivered from the event loop: before the
+		// answer, it runs as the render's (and times it out here); after
+		// it (posted from a thread-pool callback), the render's ports close
+		// with its answer, the message dropped, not run in the next render.
+		const port = `const {port1, port2} = new MessageChannel(); port1.onmessage = () => { for (;;) {} }; port2.postMessage(1);`
+		for _, c := range []struct{ name, code string }{
+			{"port message", `{ ` + port + ` } "attacker ok"`},
+			{"port message from a callback", `__req('crypto').randomBytes(8, () => { ` + port + ` }); "attacker ok"`},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				before := len(s.stderr.String())
+				res := s.render(t, h2, attacker, c.code)
+				if res.Status != http.StatusOK {
+					res.want(t, h2, http.StatusBadRequest,
+						"Render timed out after 2s: the rendering request was interrupted and its JavaScript runtime replaced.")
+				} else {
+					res.want(t, h2, http.StatusOK, "attacker ok")
+				}
+				s.render(t, h2, victim, page).want(t, h2, http.StatusOK, `<div class="v">CARD-4111</div>`)
+				for _, line := range strings.Split(s.stderr.String()[before:], "\n") {
+					if strings.Contains(line, "render timed out") && !strings.Contains(line, attacker) {
+						t.Errorf("another bundle's render timed out: %s", line)
+					}
+				}
+			})
+		}
+	}
 	// Work that ends is waited for and answers as before; its callback
 	// runs before the answer (what it logs is the render's).
 	s.render(t, h2, attacker, `__req('crypto').randomBytes(8, (e, b) => console.log('bytes', b.length)); "fine"`).

@@ -1,6 +1,6 @@
 // Package nodeengine is gorender's node engine (RENDERER_JS_ENGINE=node):
 // renders run in Node.js processes that gorender starts and supervises,
-// each running the executor program embedded here (executor.js) and
+// each running the executor program embedded here (executor/*.js) and
 // talking to gorender in frames over two pipes (frame.go).
 //
 // A process belongs to one isolation group for its whole life (group.go):
@@ -18,7 +18,7 @@ package nodeengine
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,8 +36,32 @@ import (
 	"github.com/gorender/gorender/jsvm/sourcemap"
 )
 
-//go:embed executor.js
-var executorSource string
+// The executor is one program split along its sections into files,
+// numbered in the order they are concatenated (host, bundles, render,
+// source maps, Node environment, confined fs): Node runs them as one file,
+// executor.js in the engine's private directory.
+//
+//go:embed executor/*.js
+var executorFiles embed.FS
+
+var executorSource = concatExecutor()
+
+// concatExecutor joins the executor's files in their names' order.
+func concatExecutor() string {
+	entries, err := executorFiles.ReadDir("executor")
+	if err != nil {
+		panic(fmt.Errorf("node engine: the embedded executor: %w", err)) // embedded at build time
+	}
+	var b strings.Builder
+	for _, e := range entries { // ReadDir sorts by name
+		text, err := executorFiles.ReadFile("executor/" + e.Name())
+		if err != nil {
+			panic(fmt.Errorf("node engine: the embedded executor: %w", err))
+		}
+		b.Write(text)
+	}
+	return b.String()
+}
 
 // config is what the engine runs with: jsvm.Options's, flattened.
 type config struct {

@@ -87,7 +87,7 @@ func (r *Runtime[V]) evalOnOther(other *Runtime[V], code string, req *jsvm.Reque
 		// history. Otherwise an earlier call left it part of the render
 		// (keepPending, a stream of it crossed: crossstream.go): this call
 		// begins anew with its own request code and console history, as the
-		// first did and as on the node engine (executor.js inBundle), while
+		// first did and as on the node engine (executor/20-bundles.js inBundle), while
 		// what the earlier call left goes on until the render ends.
 		if !waiting {
 			err = other.begin(code)

@@ -87,7 +87,7 @@ func TestPipeReaderWaits(t *testing.T) {
 // TestExecutorPipeModes: in the executor, the request pipe (fd 3) is
 // non-blocking, as pollInput's reads between stream chunks need (a blocking
 // one would stop the render until gorender sent something), and the answer
-// pipe (fd 4) is blocking, as writeAll takes it to be (executor.js).
+// pipe (fd 4) is blocking, as writeAll takes it to be (executor/10-host.js).
 func TestExecutorPipeModes(t *testing.T) {
 	e, _ := newEngine(t, config{})
 	rt := load(t, e, "b", "", `var n = 0;`)

@@ -2,9 +2,14 @@
 // The executor of gorender's node engine (package jsvm/nodeengine): the
 // program every Node.js process gorender supervises runs. It holds one vm
 // context per bundle loaded in the process and runs one render at a time,
-// as gorender asks. gorender embeds this file and writes it next to nothing
-// else, so that Node's permission model can allow reading it and the bundle
-// cache only.
+// as gorender asks. gorender embeds it and writes it, one file
+// (executor.js), next to nothing else, so that Node's permission model can
+// allow reading it and the bundle cache only. Its source is split along its
+// sections into the files of jsvm/nodeengine/executor/, joined in their
+// names' order: 10-host.js (frames, state, the render's timers),
+// 20-bundles.js, 30-render.js, 40-source-maps.js, 50-node-environment.js,
+// 60-confined-fs.js. They share one scope: a file uses what an earlier one
+// declared, and a function what any declared.
 //
 // Frames travel over two pipes, fd 3 (in) and fd 4 (out): a little-endian
 // u32 header length, a u32 body length, the JSON header, the body bytes
@@ -15,12 +20,12 @@
 // The render environment itself (console capture, timers, the per-render
 // globals, result kinds, streams) is env.js, the same file every engine
 // evaluates in each bundle's global environment; it arrives in the init
-// frame. What this file adds is what the Go engines do in Go: the host
+// frame. What the executor adds is what the Go engines do in Go: the host
 // functions env.js calls, the render flow around them, and with
 // RENDERER_SUPPORT_MODULES Node's real built-ins for the CommonJS loader
 // every engine shares (fs confined to the bundle's directory, process
 // without secrets, timers owned by the render). That loader,
-// jsvm/jsenv/node/src/modules.js (makeModules), is appended to this file
+// jsvm/jsenv/node/src/modules.js (makeModules), is appended to the executor
 // when gorender writes it.
 
 const vm = require('node:vm');

@@ -52,7 +52,7 @@ function installNode(bundle) {
     parsingContext: bundle.context,
   });
   // The CommonJS loader every engine shares (jsvm/jsenv/node/src/modules.js,
-  // appended to this file by gorender), over Node's own modules.
+  // appended to the executor by gorender), over Node's own modules.
   const modules = makeModules({
     builtins,
     isFile(p) {

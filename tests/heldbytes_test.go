@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -10,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/gorender/gorender/gemclient"
 )
 
 // What gorender holds of a render's output is bounded in bytes, whatever
@@ -65,18 +61,7 @@ func TestStreamOfLargeChunksToAClientThatNeverReads(t *testing.T) {
     pull: function (c) { if (n++ < 40) { c.enqueue(chunk); } else { c.close(); } },
   });
 })()`
-	conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.port))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := io.WriteString(conn, "POST /bundles/"+id+"/render/x HTTP/1.1\r\nHost: renderer\r\n"+
-		"Content-Type: "+gemclient.RawJSContentType+"\r\n"+
-		"X-React-On-Rails-Pro-Protocol-Version: 2.0.0\r\n"+
-		"Authorization: Bearer "+testPassword+"\r\n"+
-		"Content-Length: "+strconv.Itoa(len(stream))+"\r\n\r\n"+stream); err != nil {
-		t.Fatal(err)
-	}
+	defer s.renderUnread(t, id, stream).Close()
 	if got := s.waitMetric(t, streamsEnded("idle"), 90*time.Second, func(v float64) bool { return v >= 1 }); got != 1 {
 		t.Fatalf("%s = %v, want 1", streamsEnded("idle"), got)
 	}

@@ -820,6 +820,26 @@ const floodStream = `(function () {
   });
 })()`
 
+// renderUnread sends a raw render of code in bundle id on an HTTP/1.1
+// connection of its own and reads nothing of the answer: the caller closes
+// the connection.
+func (s *server) renderUnread(t *testing.T, id, code string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, "POST /bundles/"+id+"/render/x HTTP/1.1\r\nHost: renderer\r\n"+
+		"Content-Type: "+gemclient.RawJSContentType+"\r\n"+
+		"X-React-On-Rails-Pro-Protocol-Version: 2.0.0\r\n"+
+		"Authorization: Bearer "+testPassword+"\r\n"+
+		"Content-Length: "+strconv.Itoa(len(code))+"\r\n\r\n"+code); err != nil {
+		conn.Close()
+		t.Fatal(err)
+	}
+	return conn
+}
+
 // TestStreamClientNeverReads: a client that starts a large streamed render
 // and never reads blocks the stream's writes; once it has taken nothing for
 // RENDERER_WRITE_TIMEOUT the stream ends (reset on h2c, connection closed
@@ -846,18 +866,7 @@ func TestStreamClientNeverReads(t *testing.T) {
 				t.Fatalf("status %d: %s", resp.StatusCode, clip(string(b)))
 			}
 		} else {
-			conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.port))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			if _, err := io.WriteString(conn, "POST /bundles/"+id+"/render/x HTTP/1.1\r\nHost: renderer\r\n"+
-				"Content-Type: "+gemclient.RawJSContentType+"\r\n"+
-				"X-React-On-Rails-Pro-Protocol-Version: 2.0.0\r\n"+
-				"Authorization: Bearer "+testPassword+"\r\n"+
-				"Content-Length: "+strconv.Itoa(len(floodStream))+"\r\n\r\n"+floodStream); err != nil {
-				t.Fatal(err)
-			}
+			defer s.renderUnread(t, id, floodStream).Close()
 		}
 		// The stream holds the only runtime until its writes give up.
 		if got := s.waitMetric(t, busySeries(id), 30*time.Second, func(v float64) bool { return v == 1 }); got != 1 {

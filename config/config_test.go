@@ -315,7 +315,7 @@ func TestConfigurationTable(t *testing.T) {
 			t.Errorf("%s table, row %d:\n   doc: %s\n table: %s", path, i+1, g, w)
 		}
 	}
-	t.Log("the rows come from settings in config/config.go: go test ./config -run TestConfigurationTable -update writes them into " + path)
+	t.Log("the rows come from settings in config/settings.go: go test ./config -run TestConfigurationTable -update writes them into " + path)
 }
 
 func TestUnknownVariables(t *testing.T) {

@@ -302,7 +302,7 @@ func checkRendererContainer(t *testing.T, c *corev1.Container, spec *corev1.PodS
 		}
 		env[e.Name] = e.Value
 		if !known[e.Name] {
-			t.Errorf("env %s is not a variable gorender reads (config/config.go, auth): a typo?", e.Name)
+			t.Errorf("env %s is not a variable gorender reads (config/settings.go, auth): a typo?", e.Name)
 		}
 	}
 	port := containerPort(c, "http")

@@ -26,7 +26,7 @@ var notValues = map[string]string{
 
 // TestEveryConfigVariableIsAValue: each variable gorender's configuration
 // reads (string literals of server/ and auth/) is set by the chart's
-// templates from a value, so adding a variable to config/config.go without
+// templates from a value, so adding a variable to config/settings.go without
 // exposing it in the chart fails here.
 func TestEveryConfigVariableIsAValue(t *testing.T) {
 	templates, err := filepath.Glob(filepath.Join(root(t), chartPath, "templates", "*"))

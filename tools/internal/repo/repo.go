@@ -62,7 +62,7 @@ func GoVersion(gomod []byte) string {
 var envName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$`)
 
 // EnvDirs are the packages whose string literals name gorender's
-// configuration variables (config/config.go, auth's password policy).
+// configuration variables (config/settings.go, auth's password policy).
 var EnvDirs = []string{"config", "auth"}
 
 // EnvNames returns every string literal of the non-test Go files of EnvDirs

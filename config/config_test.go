@@ -442,3 +442,34 @@ func TestTracingConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeOrOff: RENDERER_MAX_ALLOCATION and RENDERER_QUICKJS_MEMORY_LIMIT
+// read a size, 0 or off as no bound (-1), shown as off in the start-up log,
+// and refuse what is not a size up to 1 TiB.
+func TestSizeOrOff(t *testing.T) {
+	rows := map[string]func(c *Config) int64{
+		"RENDERER_MAX_ALLOCATION":       func(c *Config) int64 { return c.MaxAllocation },
+		"RENDERER_QUICKJS_MEMORY_LIMIT": func(c *Config) int64 { return c.QuickJSMemoryLimit },
+	}
+	for name, get := range rows {
+		for v, want := range map[string]struct {
+			n     int64
+			shown string
+		}{"0": {-1, "off"}, "off": {-1, "off"}, "64MiB": {64 << 20, "64 MiB"}, "1536MiB": {1536 << 20, "1.5 GiB"}} {
+			c, err := Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", "RENDERER_JS_ENGINE": "quickjs", name: v}), 0)
+			if err != nil {
+				t.Fatalf("%s=%q: %v", name, v, err)
+			}
+			i := slices.IndexFunc(c.Effective(), func(a slog.Attr) bool { return a.Key == name })
+			if got := get(c); got != want.n || i < 0 || c.Effective()[i].Value.String() != want.shown {
+				t.Errorf("%s=%q: read %d (want %d), shown %v (want %q)", name, v, got, want.n, c.Effective(), want.shown)
+			}
+		}
+		for _, v := range []string{"lots", "-1MiB", "2TiB"} {
+			_, err := Load(env(map[string]string{"RENDERER_PASSWORD": "a-long-enough-secret-value", name: v}), 0)
+			if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "0/off") {
+				t.Errorf("%s=%q: err %v, want it named with what is wanted", name, v, err)
+			}
+		}
+	}
+}

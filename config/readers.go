@@ -84,19 +84,6 @@ func parseStubTimers(l *loader, v string) error {
 	return nil
 }
 
-func parseQuickJSMemoryLimit(l *loader, v string) error {
-	n, err := parseBytes(v)
-	switch {
-	case v == "off" || (err == nil && n == 0):
-		l.c.QuickJSMemoryLimit = -1
-	case err != nil || n > 1<<40:
-		return errors.New("want a size such as 512MiB or 2GiB, or 0/off for no limit")
-	default:
-		l.c.QuickJSMemoryLimit = int64(n)
-	}
-	return nil
-}
-
 // parseConsoleMaxLines reads RENDERER_CONSOLE_MAX_LINES; 0 is no bound
 // (jsvm's negative).
 func parseConsoleMaxLines(l *loader, v string) error {
@@ -123,33 +110,6 @@ func parseConsoleMaxBytes(l *loader, v string) error {
 		l.c.ConsoleMaxBytes = -1
 	}
 	return nil
-}
-
-func parseMaxAllocation(l *loader, v string) error {
-	n, err := parseBytes(v)
-	switch {
-	case v == "off" || (err == nil && n == 0):
-		l.c.MaxAllocation = -1
-	case err != nil || n > 1<<40:
-		return errors.New("want a size such as 64MiB or 1GiB, or 0/off for no bound")
-	default:
-		l.c.MaxAllocation = int64(n)
-	}
-	return nil
-}
-
-func showMaxAllocation(c *Config) string {
-	if c.MaxAllocation < 0 {
-		return "off"
-	}
-	return FormatBytes(uint64(c.MaxAllocation))
-}
-
-func showQuickJSMemoryLimit(c *Config) string {
-	if c.QuickJSMemoryLimit < 0 {
-		return "off"
-	}
-	return FormatBytes(uint64(c.QuickJSMemoryLimit))
 }
 
 // minNodeHeapLimit is the least V8 heap a node engine process gets: below

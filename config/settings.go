@@ -415,12 +415,12 @@ var settings = []setting{
 	{
 		Name: "RENDERER_MAX_ALLOCATION", Default: "256MiB",
 		Doc:   "largest single allocation a render may make through a host function (`crypto.randomBytes`, `TextEncoder`/`TextDecoder`, `fs` reads, strings copied into Go) or, on goja, a built-in sized by its caller (`ArrayBuffer` and typed arrays, so `Buffer`; `String.prototype.repeat`, `padStart`, `padEnd`; `Array.prototype.join`): over it a `RangeError` in JavaScript, as Node throws past its own limits, before the memory is taken (the memory guards act as memory grows; one call must not jump past them). On quickjs never more than `RENDERER_QUICKJS_MEMORY_LIMIT`; the node engine bounds each process's memory outside its V8 heap instead (`RLIMIT_DATA`, see [What confines bundle code](node-engine.md#what-confines-bundle-code)); `0`/`off`: none",
-		Value: custom{read: parseMaxAllocation, format: showMaxAllocation},
+		Value: sizeOrOff(func(c *Config) *int64 { return &c.MaxAllocation }, "want a size such as 64MiB or 1GiB, or 0/off for no bound"),
 	},
 	{
 		Name: "RENDERER_QUICKJS_MEMORY_LIMIT", Default: "512MiB", Engine: "quickjs",
 		Doc:   "memory of each quickjs runtime (outside the Go heap, invisible to `GOMEMLIMIT`); a render that passes it is answered like a timeout and its runtime replaced; `0`/`off`: none",
-		Value: custom{read: parseQuickJSMemoryLimit, format: showQuickJSMemoryLimit},
+		Value: sizeOrOff(func(c *Config) *int64 { return &c.QuickJSMemoryLimit }, "want a size such as 512MiB or 2GiB, or 0/off for no limit"),
 	},
 	{
 		Name: "RENDERER_NODE_PATH", DefaultDoc: "`node` on `PATH`", Engine: "node",

@@ -149,6 +149,29 @@ func bytesAtLeast(get func(*Config) *int64, least int64) value {
 	}
 }
 
+// sizeOrOff is a size of at most 1 TiB where 0 or off means no bound,
+// stored as -1 (jsvm's negative) and shown as off; want is the error.
+func sizeOrOff(get func(*Config) *int64, want string) value {
+	return field[int64]{get: get,
+		read: func(v string) (int64, error) {
+			n, err := parseBytes(v)
+			switch {
+			case v == "off" || (err == nil && n == 0):
+				return -1, nil
+			case err != nil || n > 1<<40:
+				return 0, errors.New(want)
+			}
+			return int64(n), nil
+		},
+		format: func(n int64) string {
+			if n < 0 {
+				return "off"
+			}
+			return FormatBytes(uint64(n))
+		},
+	}
+}
+
 func onOff(get func(*Config) *bool) value {
 	return field[bool]{get: get,
 		read: func(v string) (bool, error) {

@@ -17,7 +17,8 @@ package gojaengine
 // makes the engine refuse to start rather than touch memory it does not
 // understand. The other recursions of goja's Go code (Array.prototype.flat,
 // JSON.stringify and JSON.parse, Proxy chains) recurse inside one built-in
-// and are bounded in env.js with the host functions below.
+// and are bounded in nesting.js, run before env.js, with the host functions
+// below.
 
 import (
 	_ "embed"
@@ -445,7 +446,36 @@ type jsonStringify struct {
 	calls    int
 }
 
-// installJSONBounds adds to env.js's host object what bounds goja's JSON:
+// nestingSource bounds goja's JSON, Array.prototype.flat and Proxy chains
+// with the host functions of installJSONBounds.
+//
+//go:embed nesting.js
+var nestingSource string
+
+var nestingProgram = sync.OnceValues(func() (*goja.Program, error) {
+	return goja.Compile("gorender-nesting.js", nestingSource, true)
+})
+
+// boundNesting runs nesting.js in the runtime, before the environment: what
+// env.js and the bundle then find of JSON, flat and Proxy is bounded.
+func (v *vm) boundNesting() error {
+	fn, err := v.runCompiled(nestingProgram)
+	if err != nil {
+		return err
+	}
+	install, ok := goja.AssertFunction(fn)
+	if !ok {
+		return errors.New("nesting.js is not a function")
+	}
+	host := v.rt.NewObject()
+	if err := v.installJSONBounds(host); err != nil {
+		return err
+	}
+	_, err = install(goja.Undefined(), host)
+	return err
+}
+
+// installJSONBounds adds to nesting.js's host object what bounds goja's JSON:
 // jsonStringify(value, replacer, space) runs goja's JSON.stringify with a
 // replacer of the host's that follows the nesting and the length of the
 // text; jsonNestingExceeds(text) scans a text JSON.parse is about to read.

@@ -20,10 +20,6 @@ func (v *vm) bindHost() *goja.Object {
 			panic(err)
 		}
 	}
-	// goja's own: what bounds its JSON (guard.go).
-	if err := v.installJSONBounds(raw); err != nil {
-		panic(err)
-	}
 	return raw
 }
 

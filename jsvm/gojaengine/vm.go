@@ -51,6 +51,9 @@ func newVM(h *inproc.Host) (*vm, error) {
 		return nil, errors.New("install the render environment: JSON.parse missing")
 	}
 	v.jsonParse = parse
+	if err := v.boundNesting(); err != nil {
+		return nil, fmt.Errorf("install the render environment: bound the nesting of data: %w", err)
+	}
 
 	envFn, err := v.runCompiled(envProgram)
 	if err != nil {

@@ -32,9 +32,6 @@ func TestHostContract(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^    (\w+):`).FindAllStringSubmatch(block[1], -1) {
 		bridgeDefined[m[1]] = true
 	}
-	// What the goja engine adds to the host itself (gojaengine/guard.go):
-	// env.js uses it only where it is present.
-	gojaOnly := map[string]bool{"jsonStringify": true, "jsonNestingExceeds": true, "maxNesting": true}
 	used := regexp.MustCompile(`(?:state\.host|(?:^|[^.\w])host)\.(\w+)`)
 	sources := map[string]string{"env.js": jsenv.Env}
 	nodeSources, err := filepath.Glob("../jsenv/node/src/*.js")
@@ -50,7 +47,7 @@ func TestHostContract(t *testing.T) {
 	}
 	for name, src := range sources {
 		for _, m := range used.FindAllStringSubmatch(src, -1) {
-			if !table[m[1]] && !bridgeDefined[m[1]] && !gojaOnly[m[1]] {
+			if !table[m[1]] && !bridgeDefined[m[1]] {
 				t.Errorf("%s calls host.%s, which neither Functions nor bridge.js defines", name, m[1])
 			}
 		}

@@ -13,7 +13,7 @@
 //
 // Frames travel over two pipes, fd 3 (in) and fd 4 (out): a little-endian
 // u32 header length, a u32 body length, the JSON header, the body bytes
-// (frame.go is the Go half and documents every message). Anything this
+// (frame.go is the Go half and documents every frame). Anything this
 // process cannot read as a frame is a bug: it says so on stderr and exits,
 // and gorender answers the render in progress and replaces the process.
 //
@@ -339,13 +339,13 @@ function clearAllTimers() {
 // The async context env.js keeps (the render a piece of work belongs to,
 // for console history) follows promise jobs and timers here through
 // AsyncLocalStorage, as the Go engines' trackers do.
-const frames = new AsyncLocalStorage();
+const asyncContext = new AsyncLocalStorage();
 
 function makeHost() {
   return {
     engine: 'node',
-    getAsyncContext: () => frames.getStore(),
-    setAsyncContext: (v) => frames.enterWith(v),
+    getAsyncContext: () => asyncContext.getStore(),
+    setAsyncContext: (v) => asyncContext.enterWith(v),
     // afterSync marks the end of a render's synchronous part before any
     // promise job runs: no job needs telling apart.
     inAsyncJob: () => false,

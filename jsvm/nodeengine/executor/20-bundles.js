@@ -180,7 +180,7 @@ function runOnOtherBundle(caller, id, code) {
   // Where the caller left its render, should the call come back to it.
   const left = r.calling.has(caller);
   const leftFrom = r.calling.get(caller);
-  r.calling.set(caller, frames.getStore());
+  r.calling.set(caller, asyncContext.getStore());
   try {
     return runOnOther(r, caller, other, code);
   } finally {
@@ -327,14 +327,14 @@ function crossStream(r, caller, other, value, back) {
 // (a timer of a bundle an earlier call left work in calls it while it
 // awaits): begun again, it lost its renderingRequest and console history.
 function inBundle(r, other, code, fn) {
-  const prev = frames.getStore();
+  const prev = asyncContext.getStore();
   try {
-    if (r.calling.has(other)) frames.enterWith(r.calling.get(other));
-    else if (other === r.entry) frames.enterWith(r.entryFrame);
+    if (r.calling.has(other)) asyncContext.enterWith(r.calling.get(other));
+    else if (other === r.entry) asyncContext.enterWith(r.entryContext);
     else other.begin(code);
     return fn();
   } finally {
-    frames.enterWith(prev);
+    asyncContext.enterWith(prev);
   }
 }
 

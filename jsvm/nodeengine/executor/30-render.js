@@ -20,7 +20,7 @@ class Render {
     this.nested = 0; // runOnOtherBundle calls in progress
     this.active = new Map(); // bundle -> its runOnOtherBundle calls in progress (runOnOther)
     this.calling = new Map(); // bundle -> the async context it made a runOnOtherBundle call from
-    this.entryFrame = undefined; // the entry's async context for its render (run)
+    this.entryContext = undefined; // the entry's async context for its render (run)
     this.done = false;
     // canceled: gorender asked it to stop; it sends no more chunks.
     this.canceled = false;
@@ -40,13 +40,13 @@ class Render {
     if (!this.hasUpdates) input.unref();
     // Each render runs in its own async resource, so that what it stores
     // with AsyncLocalStorage.enterWith stays with it.
-    this.scope.runInAsyncScope(() => frames.run(undefined, () => this.run()));
+    this.scope.runInAsyncScope(() => asyncContext.run(undefined, () => this.run()));
   }
 
   run() {
     const b = this.entry;
     b.begin(this.code);
-    this.entryFrame = frames.getStore();
+    this.entryContext = asyncContext.getStore();
     let value;
     try {
       value = b.run(this.code, 'renderingRequest');
@@ -362,18 +362,18 @@ function errorBody(message, stack) {
   return JSON.stringify({ message: String(message), stack: String(stack) });
 }
 
-// trimStack drops this executor's frames, which say nothing about the
-// render and name its path on the server, and the frames below the render's
-// own code (the vm call, timers and promise jobs as Node runs them, this
-// executor's): a stack shows the bundle's, the environment's and the
-// request's frames, as on the in-process engines.
+// trimStack drops this executor's stack frames, which say nothing about
+// the render and name its path on the server, and the stack frames below
+// the render's own code (the vm call, timers and promise jobs as Node runs
+// them, this executor's): a stack shows the bundle's, the environment's and
+// the request's, as on the in-process engines.
 function trimStack(stack) {
   const lines = stack.split('\n');
-  const isFrame = (line) => line.startsWith('    at ');
+  const isStackFrame = (line) => line.startsWith('    at ');
   const executors = (line) => line.includes(__filename + ':');
   const runsIt = (line) => executors(line) || /[( ]node:[a-z_/]+:\d+:\d+\)?$/.test(line);
   let end = lines.length;
-  while (end > 0 && isFrame(lines[end - 1]) && runsIt(lines[end - 1])) end--;
-  return lines.slice(0, end).filter((line) => !(isFrame(line) && executors(line))).join('\n');
+  while (end > 0 && isStackFrame(lines[end - 1]) && runsIt(lines[end - 1])) end--;
+  return lines.slice(0, end).filter((line) => !(isStackFrame(line) && executors(line))).join('\n');
 }
 

@@ -1,9 +1,9 @@
 // ---- Source maps for getStackTrace ---------------------------------------
 
-// getStackTrace maps its frames here, as the in-process engines do through
-// gorender's host function (jsvm/sourcemap): a frame in a loaded bundle
-// (<id>.js:line:column) whose bundle has a source map shows the original
-// source, line and column. gorender names the map file at load (the same
+// getStackTrace maps its stack frames here, as the in-process engines do
+// through gorender's host function (jsvm/sourcemap): a stack frame in a
+// loaded bundle (<id>.js:line:column) whose bundle has a source map shows
+// the original source, line and column. gorender names the map file at load (the same
 // rule as for error answers); it is read and parsed the first time a stack
 // names the bundle, without its sourcesContent, and parsed maps stay within
 // options.sourceMapLimit (this process's share of

@@ -45,8 +45,8 @@ function installNode(bundle) {
     'util/types': () => require('node:util/types'),
   };
   const fsys = () => confinedFS(bundle);
-  // A module's wrapper; its frames name the file without its directory, as
-  // on the in-process engines.
+  // A module's wrapper; its stack frames name the file without its
+  // directory, as on the in-process engines.
   const compile = (source, filename) => vm.compileFunction(source, ['exports', 'require', 'module', '__filename', '__dirname'], {
     filename: nodePath.basename(filename),
     parsingContext: bundle.context,

@@ -225,50 +225,6 @@ func goldenChunks(t *testing.T, name string) []chunk {
 }
 
 // ---------------------------------------------------------------------------
-// Metrics
-
-// metricValue returns the value of one series of /metrics (0 when absent).
-func (s *server) metricValue(t *testing.T, series string) float64 {
-	t.Helper()
-	return metricIn(s.get(t, transports[1], http.MethodGet, "/metrics").Body, series)
-}
-
-// metricIn finds series (name{labels}, exactly as exposed) in a /metrics body.
-func metricIn(body, series string) float64 {
-	for line := range strings.Lines(body) {
-		rest, ok := strings.CutPrefix(line, series+" ")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-		if err != nil {
-			return -1
-		}
-		return v
-	}
-	return 0
-}
-
-// waitMetric polls /metrics until ok(value of series) or the deadline.
-func (s *server) waitMetric(t *testing.T, series string, within time.Duration, ok func(float64) bool) float64 {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		v := s.metricValue(t, series)
-		if ok(v) || time.Now().After(deadline) {
-			return v
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func busySeries(id string) string { return `gorender_runtimes_busy{bundle="` + id + `"}` }
-
-func streamsEnded(outcome string) string {
-	return `gorender_streams_ended_total{outcome="` + outcome + `"}`
-}
-
-// ---------------------------------------------------------------------------
 // A bundle of test streams
 
 // testStreamsBundle is a support-modules bundle of streams with a known

@@ -93,6 +93,15 @@ func (c *Cache) Store(ctx context.Context, up Upload) (StoreResult, error) {
 	return res, nil
 }
 
+// Validate checks every name of up as Store does first: an
+// *InvalidNameError for a bad one. A caller that stores up's bundles one
+// Store at a time checks the whole upload with it first, so that a bad
+// name still stores nothing.
+func (up Upload) Validate() error {
+	_, err := validateUpload(up)
+	return err
+}
+
 // validateUpload checks every name of up and returns its ids sorted.
 func validateUpload(up Upload) ([]string, error) {
 	ids := make([]string, 0, len(up.Bundles))

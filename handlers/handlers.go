@@ -41,8 +41,8 @@ type Deps struct {
 	// EngineInfo are /info's fields the engine sets (jsvm.InfoReporter).
 	EngineInfo map[string]string
 	Metrics    *metrics.Metrics
-	// Tracer starts the spans of body decoding, bundle store, render and
-	// stream; nil when tracing is off.
+	// Tracer starts the spans of the requests' steps (docs/observability.md
+	// "Traces"); nil when tracing is off.
 	Tracer trace.Tracer
 	Logger *slog.Logger
 	// Budget bounds the body bytes of requests not yet authenticated.
@@ -166,7 +166,7 @@ func (h *Handlers) noteGemVersion(ctx context.Context, f *Fields) {
 }
 
 // observeRender counts a render's outcome (gorender_render_duration_seconds)
-// and records it on ctx's span: the render's once it ran, else the request's.
+// and records it on ctx's span, the request's ror.ssr.request.
 func (h *Handlers) observeRender(ctx context.Context, outcome string, started time.Time) {
 	if h.Metrics != nil {
 		h.Metrics.Render(outcome, time.Since(started))

@@ -46,28 +46,42 @@ type firstChunk struct {
 // (PROTOCOL.md §8): NDJSON in, a stream out, full duplex. Line 1 is the
 // render; each later line is an update chunk evaluated while the answer
 // streams; request EOF runs onRequestClosedUpdateChunk.
+//
+// Its spans: the NDJSON stream (ror.incremental.stream) holds the render of
+// line 1 (ror.ssr.request) and the update chunks (process_chunk).
 func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
-	ctx := r.Context()
 	entry := chi.URLParam(r, "bundleId")
+	streamCtx, stream := h.startSpan(r.Context(), tracing.SpanIncrementalStream, entry)
+	defer stream.End()
+	ctx, span := h.startSpan(streamCtx, tracing.SpanSSRRequest, entry)
+	defer span.End()
+	r = r.WithContext(ctx)
 	if mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mediaType != MediaTypeNDJSON {
-		errorReply(&HTTPError{Status: http.StatusUnsupportedMediaType,
-			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", echo(r.Header.Get("Content-Type")), MediaTypeNDJSON)}).write(w, r)
+		h.answer(w, r, errorReply(&HTTPError{Status: http.StatusUnsupportedMediaType,
+			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", echo(r.Header.Get("Content-Type")), MediaTypeNDJSON)}))
 		return
 	}
 	body := h.guardBody(w, r)
 	defer body.release()
 	limits := h.BodyLimits.withDefaults()
 	lines := newLineReader(http.MaxBytesReader(w, r.Body, limits.MaxBodyBytes), limits.MaxFieldBytes)
+	var pushed int
+	// Runs once the update reader is done (stopReading, deferred later).
+	defer func() {
+		if stream.IsRecording() {
+			stream.SetAttributes(tracing.BytesTotal.Int64(lines.n), attribute.Int("gorender.updates", pushed))
+		}
+	}()
 	first, herr := h.firstChunk(ctx, lines, body, entry)
 	if herr != nil {
 		h.observeRender(ctx, "rejected", started)
-		errorReply(herr).write(w, r)
+		h.answer(w, r, errorReply(herr))
 		return
 	}
 	lookup := time.Now()
 	if rp, missing := h.missingBundles(ctx, entry, first.DependencyBundleIDs, started); missing {
-		rp.write(w, r)
+		h.answer(w, r, rp)
 		return
 	}
 	// The windows between update lines are the route's own (readUpdates).
@@ -84,8 +98,7 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	if first.RSCStreamObservability {
 		onStart = serverTiming(lookup)
 	}
-	ctx, span := h.startRender(ctx, entry, first.DependencyBundleIDs, first.RenderingRequest)
-	defer span.End()
+	h.describeRender(ctx, &first.RenderRequest)
 	sink := newHTTPSink(ctx, h.Tracer, w, onStart)
 	idle, lineTimeout := h.StreamIdle, cmp.Or(h.LineTimeout, DefaultLineTimeout)
 	req := &jsvm.Request{Sink: sink, Shared: jsvm.NewSharedContext(), Updates: jsvm.NewUpdates()}
@@ -105,9 +118,13 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 		}))
 	}
 	req.StreamIdle = idle
+	chunks := newChunkSpans(streamCtx, h.Tracer)
+	defer chunks.end() // after the reader stopped (stopReading, deferred later)
 	req.Updates.Failed = func(up jsvm.Update, message string) {
+		chunks.told(true)
 		h.Logger.WarnContext(ctx, "update chunk failed; skipped", "bundle", up.BundleID, "err", firstLine(message))
 	}
+	req.Updates.Applied = func(jsvm.Update) { chunks.told(false) }
 
 	renderCtx, stopRender := context.WithCancelCause(ctx)
 	defer stopRender(nil)
@@ -119,9 +136,8 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 		reading sync.WaitGroup
 		state   updateReading
 	)
-	var pushed int
 	reading.Go(func() {
-		pushed = h.readUpdates(ctx, rc, lines, lineTimeout, &state, set, first.OnClose, req.Updates, stopRender)
+		pushed = h.readUpdates(streamCtx, rc, lines, lineTimeout, &state, set, first.OnClose, req.Updates, chunks, stopRender)
 	})
 	// Unblock and wait for the reader: the controller is not ours after return.
 	stopReading := sync.OnceFunc(func() { stopUpdates(w, r, rc, &state, &reading) })
@@ -131,28 +147,18 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	if err == nil && frames != nil && sink.started {
 		err = frames.Inject(renderCompleteFrame)
 	}
-	if span.IsRecording() {
-		defer func() {
-			stopReading() // pushed is the reader's until it is done
-			span.SetAttributes(attribute.Int("gorender.updates", pushed))
-		}()
-	}
 	if sink.close() {
 		h.streamEnded(ctx, r, entry, started, err, sink)
 		return
 	}
-	if err != nil {
-		if rp, ok := h.renderFailure(ctx, r, entry, started, err); ok {
-			stopReading()
-			rp.write(w, r)
-		}
+	rp, ok := h.prepareResult(ctx, r, entry, started, result, err)
+	if !ok {
 		return
 	}
-	h.observeRender(ctx, "ok", started)
-	if span.IsRecording() {
-		span.SetAttributes(tracing.ResponseBytes.Int(len(result.Body)))
+	if err != nil {
+		stopReading()
 	}
-	renderReply(result.Body).write(w, r)
+	h.answer(w, r, rp)
 }
 
 // firstChunk reads and checks line 1, in the span of body decoding: JSON,
@@ -234,7 +240,7 @@ func updateChunk(v any) (*jsvm.Update, bool) {
 // is logged and skipped; a body that stalls or breaks a limit stops the
 // render (the answer has started, so it ends abruptly).
 func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController, lines *lineReader, timeout time.Duration, state *updateReading,
-	set map[string]bool, onClose *jsvm.Update, updates *jsvm.Updates, stop context.CancelCauseFunc) (pushed int) {
+	set map[string]bool, onClose *jsvm.Update, updates *jsvm.Updates, chunks *chunkSpans, stop context.CancelCauseFunc) (pushed int) {
 	for n := 2; ; n++ {
 		if !state.arm(rc, timeout) {
 			return
@@ -246,6 +252,9 @@ func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController,
 				state.atBodyEnd()
 			}
 			state.ended(rc)
+			if onClose != nil {
+				chunks.begin(*onClose, len(onClose.Code))
+			}
 			updates.Close(onClose)
 			return
 		case errors.Is(err, os.ErrDeadlineExceeded):
@@ -264,10 +273,13 @@ func (h *Handlers) readUpdates(ctx context.Context, rc *http.ResponseController,
 		}
 		switch {
 		case !ok:
+			chunks.rejected("", len(line))
 			h.Logger.WarnContext(ctx, "invalid incremental render line; skipped", "line", n)
 		case !set[up.BundleID]:
+			chunks.rejected(up.BundleID, len(line))
 			h.Logger.WarnContext(ctx, "update chunk for a bundle outside the request's set; skipped", "line", n, "bundle", up.BundleID)
 		default:
+			chunks.begin(*up, len(line))
 			if err := updates.Push(*up); err != nil {
 				return pushed
 			}
@@ -374,6 +386,7 @@ func (s *updateReading) stop(rc *http.ResponseController) (interrupted bool) {
 type lineReader struct {
 	r   *bufio.Reader
 	max int64
+	n   int64 // bytes read so far, line endings and blank lines included
 }
 
 func newLineReader(r io.Reader, max int64) *lineReader {
@@ -391,6 +404,7 @@ func (l *lineReader) next() ([]byte, error) {
 		var long chunks
 		for {
 			part, err := l.r.ReadSlice('\n')
+			l.n += int64(len(part))
 			if errors.Is(err, bufio.ErrBufferFull) || long.n > 0 {
 				long.write(part)
 			} else {

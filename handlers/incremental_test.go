@@ -48,7 +48,7 @@ func TestReadUpdatesLeavesTheStopDeadline(t *testing.T) {
 		// its loop's top.
 		var state updateReading
 		state.stop(rc)
-		(&Handlers{}).readUpdates(r.Context(), rc, lines, time.Hour, &state, nil, nil, nil, nil)
+		(&Handlers{}).readUpdates(r.Context(), rc, lines, time.Hour, &state, nil, nil, nil, nil, nil)
 		_, err := r.Body.Read(make([]byte, 1))
 		read <- err
 	}))
@@ -103,7 +103,7 @@ func stoppedUpdatesServer(t *testing.T, gate func(r *http.Request) (atEnd <-chan
 		}
 		var reading sync.WaitGroup
 		reading.Go(func() {
-			(&Handlers{}).readUpdates(r.Context(), rc, lines, time.Hour, &state, nil, nil, jsvm.NewUpdates(), func(error) {})
+			(&Handlers{}).readUpdates(r.Context(), rc, lines, time.Hour, &state, nil, nil, jsvm.NewUpdates(), nil, func(error) {})
 		})
 		if atEnd != nil {
 			<-atEnd

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gorender/gorender/bundles"
@@ -21,6 +22,9 @@ import (
 // Render serves POST /bundles/{bundleId}/render/{digest} (PROTOCOL.md §5):
 // a buffered answer with Content-Length, or a stream flushed as produced.
 func (h *Handlers) Render(w http.ResponseWriter, r *http.Request) {
+	ctx, span := h.startSpan(r.Context(), tracing.SpanSSRRequest, chi.URLParam(r, "bundleId"))
+	defer span.End()
+	r = r.WithContext(ctx)
 	body := h.guardBody(w, r)
 	defer body.release()
 	staging := &lazyStaging{cache: h.Cache}
@@ -28,7 +32,26 @@ func (h *Handlers) Render(w http.ResponseWriter, r *http.Request) {
 	rp, ok := h.render(w, r, body, staging)
 	staging.remove(h.Logger)
 	if ok {
-		rp.write(w, r)
+		h.answer(w, r, rp)
+	}
+}
+
+// startSpan starts a span of one of the Node renderer's names about
+// bundle id.
+func (h *Handlers) startSpan(ctx context.Context, name, id string) (context.Context, trace.Span) {
+	ctx, span := tracing.Start(ctx, h.Tracer, name)
+	if span.IsRecording() {
+		span.SetAttributes(tracing.BundleTimestamp.String(id))
+	}
+	return ctx, span
+}
+
+// answer writes a buffered answer and records its size on the request's
+// span (a streamed answer's is recorded as it ends: httpSink.endSpan).
+func (h *Handlers) answer(w http.ResponseWriter, r *http.Request, rp reply) {
+	rp.write(w, r)
+	if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+		span.SetAttributes(tracing.ResponseBytes.Int(len(rp.body)))
 	}
 }
 
@@ -75,8 +98,7 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, body *guardedB
 	if req.RSCStreamObservability {
 		onStart = serverTiming(lookup)
 	}
-	ctx, span := h.startRender(ctx, entry, req.DependencyBundleIDs, req.RenderingRequest)
-	defer span.End()
+	h.describeRender(ctx, req)
 	sink := newHTTPSink(ctx, h.Tracer, w, onStart)
 	result, err := h.Renderer.Render(ctx, entry, req.DependencyBundleIDs, req.RenderingRequest,
 		&jsvm.Request{Sink: sink, StreamIdle: h.StreamIdle})
@@ -84,29 +106,38 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, body *guardedB
 		h.streamEnded(ctx, r, entry, started, err, sink)
 		return reply{}, false
 	}
-	if err != nil {
-		return h.renderFailure(ctx, r, entry, started, err)
-	}
-	h.observeRender(ctx, "ok", started)
-	if span.IsRecording() {
-		span.SetAttributes(tracing.ResponseBytes.Int(len(result.Body)))
-	}
-	return renderReply(result.Body), true
+	return h.prepareResult(ctx, r, entry, started, result, err)
 }
 
-// startRender starts the span of a render: its bundles, the engine and the
-// rendering request's size (never its code, which holds the props).
-func (h *Handlers) startRender(ctx context.Context, entry string, deps []string, code string) (context.Context, trace.Span) {
-	ctx, span := tracing.Start(ctx, h.Tracer, "render")
-	if span.IsRecording() {
+// describeRender records on ctx's span (the request's ror.ssr.request)
+// what it renders: its bundles, the engine and the rendering request's
+// size (never its code, which holds the props).
+func (h *Handlers) describeRender(ctx context.Context, req *RenderRequest) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(
-			tracing.BundleID.String(entry),
-			tracing.BundleDependencies.StringSlice(deps),
+			tracing.BundleDependencies.StringSlice(req.DependencyBundleIDs),
 			tracing.Engine.String(h.Engine),
-			tracing.RequestBytes.Int(len(code)),
+			tracing.BytesTotal.Int(len(req.RenderingRequest)),
 		)
 	}
-	return ctx, span
+}
+
+// prepareResult makes a render's result or failure its buffered answer,
+// in a span of its own (ror.result.prepare); ok is false when there is no
+// answer to write (the client is gone). ctx holds the request's span.
+func (h *Handlers) prepareResult(ctx context.Context, r *http.Request, entry string, started time.Time, result jsvm.Result, err error) (rp reply, ok bool) {
+	_, span := tracing.Start(ctx, h.Tracer, tracing.SpanResultPrepare)
+	defer span.End()
+	if err != nil {
+		rp, ok = h.renderFailure(ctx, r, entry, started, err)
+	} else {
+		h.observeRender(ctx, "ok", started)
+		rp, ok = renderReply(result.Body), true
+	}
+	if ok && span.IsRecording() {
+		span.SetAttributes(tracing.ResponseBytes.Int(len(rp.body)), attribute.Int("gorender.answer.status", rp.status))
+	}
+	return rp, ok
 }
 
 // validIDs answers 400 for a bundle id that cannot name a cache directory.
@@ -182,7 +213,7 @@ func firstLine(s string) string {
 }
 
 // renderFailure maps a failed render onto its answer; ctx holds the
-// render's span.
+// request's span.
 func (h *Handlers) renderFailure(ctx context.Context, r *http.Request, entry string, started time.Time, err error) (reply, bool) {
 	var renderErr *jsvm.RenderError
 	var tooMany *worker.TooManyBundlesError

@@ -3,7 +3,9 @@ package handlers
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -16,12 +18,19 @@ import (
 // bundlePartPrefix names a file part carrying bundle <id> (PROTOCOL.md §6.1).
 const bundlePartPrefix = "bundle_"
 
+// stagedUpload is an upload with the sizes of its staged files.
+type stagedUpload struct {
+	bundles.Upload
+	sizes map[string]int64 // by staged path
+}
+
 // uploadFromFiles sorts a request's file parts into bundles and companion
 // files. legacyEntry, when set, is the id a part named "bundle" stands for
 // (render route only).
-func uploadFromFiles(files []StagedFile, legacyEntry string) (bundles.Upload, *HTTPError) {
-	up := bundles.Upload{Bundles: map[string]string{}}
+func uploadFromFiles(files []StagedFile, legacyEntry string) (stagedUpload, *HTTPError) {
+	up := stagedUpload{Upload: bundles.Upload{Bundles: map[string]string{}}, sizes: map[string]int64{}}
 	for _, f := range files {
+		up.sizes[f.Path] = f.Size
 		switch {
 		case strings.HasPrefix(f.Field, bundlePartPrefix):
 			id := strings.TrimPrefix(f.Field, bundlePartPrefix)
@@ -45,41 +54,65 @@ func invalidBundleID(id string) *HTTPError {
 	return badRequest("Invalid bundle id: %q. %s.", echo(id), bundles.IDProblem(id))
 }
 
-// store writes an upload's bundles and companion files into the cache, in
-// a span of its own.
-func (h *Handlers) store(ctx context.Context, up bundles.Upload) *HTTPError {
+// store writes an upload's bundles and companion files into the cache,
+// every name checked first, then one bundle at a time in id order, each
+// in a span of its own (ror.bundle.upload).
+func (h *Handlers) store(ctx context.Context, up stagedUpload) *HTTPError {
 	if len(up.Bundles) == 0 {
 		return nil
 	}
-	ctx, span := tracing.Start(ctx, h.Tracer, "bundle store")
+	if err := up.Validate(); err != nil {
+		return storeFailure(err)
+	}
+	var assetBytes int64
+	for _, a := range up.Assets {
+		assetBytes += up.sizes[a.Path]
+	}
+	for _, id := range slices.Sorted(maps.Keys(up.Bundles)) {
+		existed, err := h.storeBundle(ctx, up, id, assetBytes)
+		if err != nil {
+			return storeFailure(err)
+		}
+		if h.Metrics == nil {
+			continue
+		}
+		if existed {
+			h.Metrics.BundleUpload("existing")
+		} else {
+			h.Metrics.BundleUpload("stored")
+		}
+	}
+	return nil
+}
+
+// storeBundle stores bundle id of up with up's companion files and reports
+// whether the cache had it already.
+func (h *Handlers) storeBundle(ctx context.Context, up stagedUpload, id string, assetBytes int64) (existed bool, err error) {
+	ctx, span := h.startSpan(ctx, tracing.SpanBundleUpload, id)
 	defer span.End()
-	res, err := h.Cache.Store(ctx, up)
+	path := up.Bundles[id]
+	res, err := h.Cache.Store(ctx, bundles.Upload{Bundles: map[string]string{id: path}, Assets: up.Assets})
+	existed = len(res.Existing) > 0
 	if span.IsRecording() {
 		span.SetAttributes(
-			attribute.StringSlice("gorender.bundles.stored", res.Stored),
-			attribute.StringSlice("gorender.bundles.existing", res.Existing),
+			tracing.BytesTotal.Int64(up.sizes[path]+assetBytes),
+			attribute.Bool("gorender.bundle.existed", existed),
 			attribute.Int("gorender.assets", len(up.Assets)),
 		)
 		if err != nil {
 			span.SetStatus(codes.Error, "store failed")
 		}
 	}
-	if err != nil {
-		var invalid *bundles.InvalidNameError
-		if errors.As(err, &invalid) {
-			return badRequest("%s", echo(invalid.Error()))
-		}
-		return &HTTPError{Status: http.StatusInternalServerError, Body: "Internal error: could not store the uploaded bundles", Cause: err}
+	return existed, err
+}
+
+// storeFailure is the answer to a failed store.
+func storeFailure(err error) *HTTPError {
+	var invalid *bundles.InvalidNameError
+	if errors.As(err, &invalid) {
+		return badRequest("%s", echo(invalid.Error()))
 	}
-	if h.Metrics != nil {
-		for range res.Stored {
-			h.Metrics.BundleUpload("stored")
-		}
-		for range res.Existing {
-			h.Metrics.BundleUpload("existing")
-		}
-	}
-	return nil
+	return &HTTPError{Status: http.StatusInternalServerError, Body: "Internal error: could not store the uploaded bundles", Cause: err}
 }
 
 // UploadAssets serves POST /upload-assets: store bundles and companion files.

@@ -19,6 +19,11 @@ type Updates struct {
 	// Failed, when set before the render starts, is told of each update
 	// chunk that threw: bad chunks are reported and skipped.
 	Failed func(up Update, message string)
+	// Applied, when set before the render starts, is told of each update
+	// chunk evaluated without throwing. Each chunk is told of once, by
+	// Failed or Applied, in the order the chunks were queued; chunks
+	// still queued when the render ends are told of by neither.
+	Applied func(up Update)
 
 	mu      sync.Mutex
 	queue   []Update

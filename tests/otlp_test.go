@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/base64"
@@ -12,6 +13,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -184,20 +186,64 @@ func (rcv *otlpReceiver) encodingsSeen() map[string]int {
 	return maps.Clone(rcv.encodings)
 }
 
-// trace returns the spans of one trace, by name; a name seen twice fails t.
-func (rcv *otlpReceiver) trace(t *testing.T, traceID string) map[string]receivedSpan {
+// trace returns the spans of one trace, by name; a name seen twice fails t
+// unless it is one of repeated (whose spans named returns).
+func (rcv *otlpReceiver) trace(t *testing.T, traceID string, repeated ...string) map[string]receivedSpan {
 	t.Helper()
 	byName := map[string]receivedSpan{}
 	for _, s := range rcv.received() {
 		if hex.EncodeToString(s.TraceId) != traceID {
 			continue
 		}
-		if _, dup := byName[s.Name]; dup {
+		if _, dup := byName[s.Name]; dup && !slices.Contains(repeated, s.Name) {
 			t.Errorf("trace %s has two spans named %q", traceID, s.Name)
 		}
 		byName[s.Name] = s
 	}
 	return byName
+}
+
+// named returns the spans of one trace named name, in the order they started.
+func (rcv *otlpReceiver) named(traceID, name string) []receivedSpan {
+	var out []receivedSpan
+	for _, s := range rcv.received() {
+		if hex.EncodeToString(s.TraceId) == traceID && s.Name == name {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b receivedSpan) int { return cmp.Compare(a.StartTimeUnixNano, b.StartTimeUnixNano) })
+	return out
+}
+
+// root returns the only span named name, a root span (its request came
+// without a traceparent).
+func (rcv *otlpReceiver) root(t *testing.T, name string) receivedSpan {
+	t.Helper()
+	span := rcv.withAttr(t, name, "", "")
+	if len(span.ParentSpanId) != 0 {
+		t.Errorf("span %q has a parent %x, want a root span", name, span.ParentSpanId)
+	}
+	return span
+}
+
+// withAttr returns the only span named name whose attribute key is value
+// (key "": any span named name).
+func (rcv *otlpReceiver) withAttr(t *testing.T, name, key, value string) receivedSpan {
+	t.Helper()
+	var found []receivedSpan
+	for _, s := range rcv.received() {
+		if s.Name == name && (key == "" || s.attrs()[key] == value) {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		var seen []string
+		for _, s := range rcv.received() {
+			seen = append(seen, s.Name)
+		}
+		t.Fatalf("%d spans %q with %s=%q, want 1; the receiver got %v", len(found), name, key, value, seen)
+	}
+	return found[0]
 }
 
 // attrMap renders attributes as strings (slices as [a b]).
@@ -233,6 +279,14 @@ func anyValue(v *commonpb.AnyValue) string {
 
 // attrs is a span's attributes as strings.
 func (s receivedSpan) attrs() map[string]string { return attrMap(s.Attributes) }
+
+// after checks that s started once earlier had ended.
+func (s receivedSpan) after(t *testing.T, earlier receivedSpan) {
+	t.Helper()
+	if s.StartTimeUnixNano < earlier.EndTimeUnixNano {
+		t.Errorf("span %q starts before %q ends", s.Name, earlier.Name)
+	}
+}
 
 // childOf checks that s's parent is parent.
 func (s receivedSpan) childOf(t *testing.T, parent receivedSpan) {

@@ -3,7 +3,6 @@ package tests
 import (
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/gorender/gorender/gemclient"
 )
 
 // propMarker is a prop value the traced renders carry into their HTML and
@@ -30,11 +31,17 @@ func traceparent(traceID, parentID string, sampled bool) http.Header {
 // TestTraces: with an OTLP endpoint configured, gorender exports its spans
 // to it over each OTLP transport (a real receiver in this process):
 // each request's server span continues the incoming traceparent's trace
-// under its parent span; body decoding, bundle store, bundle load, queue
-// wait, render and stream are spans of their own with their bundle, engine,
-// outcome and sizes; an unsampled traceparent is not traced; no span
-// carries the props or the HTML; and the request's log lines carry its
-// trace_id and span_id.
+// under its parent span; the steps that are the Node renderer's carry its
+// span names and attributes (ror.ssr.request, ror.bundle.upload,
+// ror.bundle.build_execution_context, ror.vm.execute, ror.result.prepare,
+// ror.incremental.stream and process_chunk; bytes.total, bundle.timestamp,
+// response.bytes) with the parents and sizes docs/observability.md lists,
+// for a render, a render that loads its bundle, one that carries its
+// bundle, an upload and an incremental render with update chunks;
+// gorender's own steps (body decoding, queue wait, stream) keep their
+// names; an unsampled traceparent is not traced; no span carries the
+// props or the HTML; and the request's log lines carry its trace_id and
+// span_id.
 func TestTraces(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ receiver, protocol, encoding string }{
@@ -60,6 +67,20 @@ func TestTraces(t *testing.T) {
 	}
 }
 
+// Span names of the Node renderer (docs/observability.md "The Node
+// renderer's spans"), spelled out here as a dashboard's query spells them.
+const (
+	ssrRequest    = "ror.ssr.request"
+	buildContext  = "ror.bundle.build_execution_context"
+	bundleUpload  = "ror.bundle.upload"
+	vmExecute     = "ror.vm.execute"
+	resultPrepare = "ror.result.prepare"
+	incStream     = "ror.incremental.stream"
+	processChunk  = "ror.incremental.process_chunk"
+	renderSpan    = "POST " + renderRoute
+	internal      = tracepb.Span_SPAN_KIND_INTERNAL
+)
+
 // tracedRenders sends the traced requests of TestTraces and checks what
 // the receiver got once the server has exited (which flushes its spans).
 func tracedRenders(t *testing.T, s *server, rcv *otlpReceiver) {
@@ -69,8 +90,10 @@ func tracedRenders(t *testing.T, s *server, rcv *otlpReceiver) {
 		streamTrace, streamParent = "2cf7651916cd43dd8448eb211c80319e", "d7ad6b7169203333"
 		offTrace, offParent       = "3df7651916cd43dd8448eb211c80319f", "e7ad6b7169203334"
 	)
-	app, streams := newID("s"), newID("s")
-	s.upload(t, map[string]string{app: reactApp(t), streams: testStreamsBundle}, nil)
+	app, streams, async, carried := newID("s"), newID("s"), newID("s"), newID("s")
+	const asset, assetBody = "loadable-stats.json", `{"chunks":[]}`
+	asyncJS := testdata(t, "bundles/async-props.js")
+	s.upload(t, map[string]string{app: reactApp(t), streams: testStreamsBundle, async: asyncJS}, map[string]string{asset: assetBody})
 
 	code := strings.Replace(request(t, "hello-world"), `{"name":"Rails"}`, `{"name":"`+propMarker+`"}`, 1)
 	answer := s.streamRender(t, transports[0], app, code, traceparent(okTrace, okParent, true))
@@ -87,6 +110,27 @@ func tracedRenders(t *testing.T, s *server, rcv *otlpReceiver) {
 	if unsampled.Status != http.StatusOK {
 		t.Fatalf("unsampled render: status %d", unsampled.Status)
 	}
+	// A render that carries its bundle, as the gem sends one after a 410.
+	carriedJS := markerBundle("carried")
+	must(t)(s.gem(transports[0]).RenderMultipart(ctx(t), gemclient.Render{
+		BundleID: carried, Code: "MARKER", Bundles: map[string][]byte{carried: []byte(carriedJS)},
+	})).want(t, transports[0], http.StatusOK, "carried")
+	// An incremental render: two update chunks, a line that is no chunk,
+	// one that throws, and the close chunk at the body's end.
+	first := asyncPropsFirst(t, async, nil)
+	inc := s.startIncremental(t, transports[1], async, first)
+	inc.waitFor(golden(t, "async-props-initial"))
+	update1, notJSON := updateLine(async, request(t, "async-props-update-1")), "not JSON {"
+	throws, update2 := updateLine(async, "throw new Error('"+propMarker+"')"), updateLine(async, request(t, "async-props-update-2"))
+	sent := len(ndjson(t, first))
+	for _, line := range []any{update1, notJSON, throws, update2} {
+		inc.send(line)
+		sent += len(ndjson(t, line))
+	}
+	inc.waitFor(golden(t, "async-props-update-2"))
+	if body, err := inc.finish(); err != nil || body != golden(t, "async-props-close") {
+		t.Fatalf("incremental render: error %v, body %s", err, clip(body))
+	}
 	s.terminate(t) // flushes the spans
 
 	spans := rcv.received()
@@ -100,11 +144,12 @@ func tracedRenders(t *testing.T, s *server, rcv *otlpReceiver) {
 		}
 	}
 
-	// The buffered render: the request's span continues the traceparent.
+	// The buffered render, which loads its bundle: the request's span
+	// continues the traceparent, and holds the render's steps in order.
 	tr := rcv.trace(t, okTrace)
-	req := wantSpan(t, tr, "POST /bundles/{bundleId}/render/{digest}", tracepb.Span_SPAN_KIND_SERVER, map[string]string{
+	req := wantSpan(t, tr, renderSpan, tracepb.Span_SPAN_KIND_SERVER, map[string]string{
 		"http.request.method":       "POST",
-		"http.route":                "/bundles/{bundleId}/render/{digest}",
+		"http.route":                renderRoute,
 		"http.response.status_code": "200",
 		"network.protocol.version":  "2",
 		"http.request.body.size":    strconv.Itoa(len(code)),
@@ -113,90 +158,190 @@ func tracedRenders(t *testing.T, s *server, rcv *otlpReceiver) {
 	if got := hex.EncodeToString(req.ParentSpanId); got != okParent {
 		t.Errorf("request span's parent %s, want the traceparent's %s", got, okParent)
 	}
-	wantSpan(t, tr, "decode body", tracepb.Span_SPAN_KIND_INTERNAL, map[string]string{
-		"gorender.body.media_type": "application/vnd.react-on-rails.render-request+javascript",
-	}).childOf(t, req)
-	render := wantSpan(t, tr, "render", tracepb.Span_SPAN_KIND_INTERNAL, map[string]string{
-		"gorender.bundle.id":            app,
-		"gorender.bundle.dependencies":  "[]",
-		"gorender.engine":               testEngine,
-		"gorender.outcome":              "ok",
-		"gorender.render.request.size":  strconv.Itoa(len(code)),
-		"gorender.render.response.size": strconv.Itoa(len(answer.Body)),
+	ssr := wantSpan(t, tr, ssrRequest, internal, map[string]string{
+		"bundle.timestamp":             app,
+		"bytes.total":                  strconv.Itoa(len(code)),
+		"response.bytes":               strconv.Itoa(len(answer.Body)),
+		"gorender.bundle.dependencies": "[]",
+		"gorender.engine":              testEngine,
+		"gorender.outcome":             "ok",
 	})
-	render.childOf(t, req)
-	// The first render loads the bundle.
-	wantSpan(t, tr, "bundle load", tracepb.Span_SPAN_KIND_INTERNAL, map[string]string{
-		"gorender.bundle.id":   app,
-		"gorender.bundle.size": strconv.Itoa(len(reactApp(t))),
+	ssr.childOf(t, req)
+	wantSpan(t, tr, "decode body", internal, map[string]string{
+		"gorender.body.media_type": "application/vnd.react-on-rails.render-request+javascript",
+	}).childOf(t, ssr)
+	build := wantSpan(t, tr, buildContext, internal, map[string]string{
+		"bundle.timestamp":     app,
+		"bytes.total":          strconv.Itoa(len(reactApp(t))),
 		"gorender.engine":      testEngine,
 		"gorender.load.joined": "false",
-	}).childOf(t, render)
-	wantSpan(t, tr, "queue wait", tracepb.Span_SPAN_KIND_INTERNAL, nil).childOf(t, render)
-	if len(tr) != 5 {
-		t.Errorf("trace of the render has %d spans, want 5: %v", len(tr), names(tr))
+	})
+	queue := wantSpan(t, tr, "queue wait", internal, nil)
+	execute := wantSpan(t, tr, vmExecute, internal, map[string]string{"bundle.timestamp": app})
+	prepare := wantSpan(t, tr, resultPrepare, internal, map[string]string{
+		"response.bytes":         strconv.Itoa(len(answer.Body)),
+		"gorender.answer.status": "200",
+	})
+	for i, step := range []receivedSpan{build, queue, execute, prepare} {
+		step.childOf(t, ssr)
+		if i > 0 {
+			step.after(t, []receivedSpan{build, queue, execute, prepare}[i-1])
+		}
+	}
+	if len(tr) != 7 {
+		t.Errorf("trace of the render has %d spans, want 7: %v", len(tr), names(tr))
 	}
 
 	// The failing render: a 400 is the client's, the render an error
 	// whose description is its outcome, not its message.
 	tr = rcv.trace(t, errTrace)
-	req = wantSpan(t, tr, "POST /bundles/{bundleId}/render/{digest}", tracepb.Span_SPAN_KIND_SERVER, map[string]string{
+	req = wantSpan(t, tr, renderSpan, tracepb.Span_SPAN_KIND_SERVER, map[string]string{
 		"http.response.status_code": "400",
 		"network.protocol.version":  "1.1",
 	})
 	if req.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
 		t.Errorf("a 400's request span has status error")
 	}
-	render = wantSpan(t, tr, "render", tracepb.Span_SPAN_KIND_INTERNAL, map[string]string{"gorender.outcome": "js_error"})
-	if render.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || render.Status.GetMessage() != "js_error" {
-		t.Errorf("failed render's status %v, want error \"js_error\"", render.Status)
+	ssr = wantSpan(t, tr, ssrRequest, internal, map[string]string{
+		"gorender.outcome": "js_error",
+		"response.bytes":   strconv.Itoa(len(failed.Body)),
+	})
+	if ssr.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR || ssr.Status.GetMessage() != "js_error" {
+		t.Errorf("failed render's status %v, want error \"js_error\"", ssr.Status)
+	}
+	wantSpan(t, tr, resultPrepare, internal, map[string]string{
+		"gorender.answer.status": "400",
+		"response.bytes":         strconv.Itoa(len(failed.Body)),
+	}).childOf(t, ssr)
+	if _, loaded := tr[buildContext]; loaded {
+		t.Errorf("the second render of a bundle loaded it again")
 	}
 
-	// The stream.
+	// The stream: no result to prepare, a stream of gorender's.
 	tr = rcv.trace(t, streamTrace)
-	render = wantSpan(t, tr, "render", tracepb.Span_SPAN_KIND_INTERNAL, map[string]string{
-		"gorender.bundle.id":            streams,
-		"gorender.outcome":              "stream_ok",
-		"gorender.render.response.size": strconv.Itoa(len(ticksBody(2))),
+	ssr = wantSpan(t, tr, ssrRequest, internal, map[string]string{
+		"bundle.timestamp": streams,
+		"gorender.outcome": "stream_ok",
+		"response.bytes":   strconv.Itoa(len(ticksBody(2))),
 	})
-	wantSpan(t, tr, "stream", tracepb.Span_SPAN_KIND_INTERNAL, map[string]string{
+	wantSpan(t, tr, "stream", internal, map[string]string{
 		"gorender.outcome":       "ok",
 		"gorender.stream.size":   strconv.Itoa(len(ticksBody(2))),
 		"gorender.stream.chunks": "3",
-	}).childOf(t, render)
+	}).childOf(t, ssr)
+	wantSpan(t, tr, vmExecute, internal, nil).childOf(t, ssr)
+	if _, ok := tr[resultPrepare]; ok {
+		t.Errorf("a streamed render has a %s span", resultPrepare)
+	}
 
 	// Not sampled by its caller: not traced.
 	if tr := rcv.trace(t, offTrace); len(tr) > 0 {
 		t.Errorf("an unsampled traceparent was traced: %v", names(tr))
 	}
 
-	// The upload came without a traceparent: a trace of its own.
-	var upload *receivedSpan
-	for _, span := range spans {
-		if span.Name == "POST /upload-assets" {
-			upload = &span
+	// The upload came without a traceparent: a trace of its own, a
+	// ror.bundle.upload for each bundle, its size with the companion file's.
+	upload := rcv.root(t, "POST /upload-assets")
+	tr = rcv.trace(t, hex.EncodeToString(upload.TraceId), bundleUpload)
+	wantSpan(t, tr, "decode body", internal, map[string]string{
+		"gorender.body.media_type": "multipart/form-data",
+		"gorender.body.files":      "4",
+	}).childOf(t, upload)
+	uploads := rcv.named(hex.EncodeToString(upload.TraceId), bundleUpload)
+	sizes := map[string]int{app: len(reactApp(t)), streams: len(testStreamsBundle), async: len(asyncJS)}
+	if len(uploads) != len(sizes) {
+		t.Errorf("the upload of %d bundles has %d %s spans", len(sizes), len(uploads), bundleUpload)
+	}
+	for _, span := range uploads {
+		span.childOf(t, upload)
+		id := span.attrs()["bundle.timestamp"]
+		wantSpan(t, map[string]receivedSpan{bundleUpload: span}, bundleUpload, internal, map[string]string{
+			"bytes.total":             strconv.Itoa(sizes[id] + len(assetBody)),
+			"gorender.bundle.existed": "false",
+			"gorender.assets":         "1",
+		})
+		delete(sizes, id)
+	}
+	if len(sizes) > 0 {
+		t.Errorf("no %s span for bundles %v", bundleUpload, sizes)
+	}
+
+	// The render that carried its bundle: stored, then loaded, in the
+	// render's request.
+	carriedUpload := rcv.withAttr(t, bundleUpload, "bundle.timestamp", carried)
+	tr = rcv.trace(t, hex.EncodeToString(carriedUpload.TraceId))
+	ssr = wantSpan(t, tr, ssrRequest, internal, map[string]string{
+		"bundle.timestamp": carried,
+		"bytes.total":      strconv.Itoa(len("MARKER")),
+		"response.bytes":   strconv.Itoa(len("carried")),
+	})
+	ssr.childOf(t, wantSpan(t, tr, renderSpan, tracepb.Span_SPAN_KIND_SERVER, nil))
+	wantSpan(t, tr, bundleUpload, internal, map[string]string{
+		"bytes.total": strconv.Itoa(len(carriedJS)),
+	}).childOf(t, ssr)
+	wantSpan(t, tr, buildContext, internal, map[string]string{
+		"bundle.timestamp": carried,
+		"bytes.total":      strconv.Itoa(len(carriedJS)),
+	}).childOf(t, ssr)
+	tr[buildContext].after(t, tr[bundleUpload])
+
+	// The incremental render: its stream holds the render of line 1 and
+	// one process_chunk per update chunk, in order, ending as each was
+	// evaluated (or skipped).
+	incReq := rcv.root(t, "POST /bundles/{bundleId}/incremental-render/{digest}")
+	incTrace := hex.EncodeToString(incReq.TraceId)
+	tr = rcv.trace(t, incTrace, processChunk)
+	stream := wantSpan(t, tr, incStream, internal, map[string]string{
+		"bundle.timestamp": async,
+		"bytes.total":      strconv.Itoa(sent),
+		"gorender.updates": "3",
+	})
+	stream.childOf(t, incReq)
+	ssr = wantSpan(t, tr, ssrRequest, internal, map[string]string{
+		"bundle.timestamp": async,
+		"bytes.total":      strconv.Itoa(len(request(t, "async-props-initial"))),
+		"response.bytes":   strconv.Itoa(len(golden(t, "async-props-close"))),
+		"gorender.outcome": "stream_ok",
+	})
+	ssr.childOf(t, stream)
+	for _, name := range []string{"decode body", buildContext, "queue wait", vmExecute, "stream"} {
+		wantSpan(t, tr, name, internal, nil).childOf(t, ssr)
+	}
+	closeCode := request(t, "async-props-close")
+	want := []struct {
+		id, outcome string
+		size        int
+	}{
+		{async, "ok", len(ndjson(t, update1)) - 1},
+		{"", "rejected", len(notJSON)},
+		{async, "js_error", len(ndjson(t, throws)) - 1},
+		{async, "ok", len(ndjson(t, update2)) - 1},
+		{async, "ok", len(closeCode)},
+	}
+	chunks := rcv.named(incTrace, processChunk)
+	if len(chunks) != len(want) {
+		t.Fatalf("%d %s spans, want %d", len(chunks), processChunk, len(want))
+	}
+	for i, w := range want {
+		chunk := wantSpan(t, map[string]receivedSpan{processChunk: chunks[i]}, processChunk, internal, map[string]string{
+			"bundle.timestamp": w.id,
+			"bytes.total":      strconv.Itoa(w.size),
+			"gorender.outcome": w.outcome,
+		})
+		chunk.childOf(t, stream)
+		if (chunk.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR) != (w.outcome == "js_error") {
+			t.Errorf("chunk %d (%s): status %v", i, w.outcome, chunk.Status)
+		}
+		if chunk.EndTimeUnixNano > ssr.EndTimeUnixNano {
+			t.Errorf("chunk %d ends after the render", i)
 		}
 	}
-	if upload == nil {
-		t.Fatalf("no span for the upload; got %v", spanNames(spans))
-	}
-	if len(upload.ParentSpanId) != 0 {
-		t.Errorf("the upload's span has a parent %x, want a root span", upload.ParentSpanId)
-	}
-	tr = rcv.trace(t, hex.EncodeToString(upload.TraceId))
-	wantSpan(t, tr, "bundle store", tracepb.Span_SPAN_KIND_INTERNAL, map[string]string{
-		"gorender.bundles.stored": fmt.Sprint("[", strings.Join(sortedIDs(app, streams), " "), "]"),
-	}).childOf(t, *upload)
-	wantSpan(t, tr, "decode body", tracepb.Span_SPAN_KIND_INTERNAL, map[string]string{
-		"gorender.body.media_type": "multipart/form-data",
-		"gorender.body.files":      "2",
-	}).childOf(t, *upload)
 
 	// Logs of a traced request carry its ids: the access log the request
 	// span's, the bundle load's log the load span's.
 	okReq := rcv.trace(t, okTrace)
-	wantLogLine(t, s, "request", okTrace, hex.EncodeToString(okReq["POST /bundles/{bundleId}/render/{digest}"].SpanId))
-	wantLogLine(t, s, "bundle loaded", okTrace, hex.EncodeToString(okReq["bundle load"].SpanId))
+	wantLogLine(t, s, "request", okTrace, hex.EncodeToString(okReq[renderSpan].SpanId))
+	wantLogLine(t, s, "bundle loaded", okTrace, hex.EncodeToString(okReq[buildContext].SpanId))
 }
 
 // wantSpan returns the span named name of a trace, checking its kind and

@@ -1,8 +1,9 @@
 // Package tracing sends OpenTelemetry traces of gorender's requests to an
 // OTLP collector, over HTTP or gRPC, when one is configured (the standard
 // OTEL_* variables, read by config.Config): a request's span continues the
-// W3C traceparent it arrived with, and has children for body decoding, the
-// bundle store and load, the queue wait, the render and its stream. Spans
+// W3C traceparent it arrived with, and has children for the steps of a
+// render or an upload, under the Node renderer's span names where the step
+// is one of its (SpanSSRRequest...), under gorender's own otherwise. Spans
 // carry ids, sizes, outcomes and durations, never props, HTML or the
 // rendering request's code. Logs written with a request's context carry its
 // trace_id and span_id.
@@ -239,15 +240,41 @@ func Start(ctx context.Context, tracer trace.Tracer, name string) (context.Conte
 // noSpan is the span of no trace: it records nothing.
 var noSpan = trace.SpanFromContext(context.Background())
 
-// Attribute keys of gorender's own spans.
+// The Node renderer's span names, which gorender gives the steps that are
+// the same (docs/observability.md "The Node renderer's spans"), so that
+// trace queries written for it keep working.
 const (
-	BundleID           = attribute.Key("gorender.bundle.id")
+	// SpanSSRRequest is a render request's handling, from its body to its
+	// answer (the render route; the render of line 1 on the incremental).
+	SpanSSRRequest = "ror.ssr.request"
+	// SpanBuildExecutionContext is a bundle's load: read, compiled and
+	// evaluated in a runtime.
+	SpanBuildExecutionContext = "ror.bundle.build_execution_context"
+	// SpanBundleUpload is one bundle of an upload stored in the cache.
+	SpanBundleUpload = "ror.bundle.upload"
+	// SpanVMExecute is the rendering request's JavaScript running.
+	SpanVMExecute = "ror.vm.execute"
+	// SpanResultPrepare is a render's result or failure made its answer.
+	SpanResultPrepare = "ror.result.prepare"
+	// SpanIncrementalStream is an incremental render's NDJSON stream.
+	SpanIncrementalStream = "ror.incremental.stream"
+	// SpanProcessChunk is one update chunk of an incremental render.
+	SpanProcessChunk = "ror.incremental.process_chunk"
+)
+
+// Attribute keys: the Node renderer's first, then gorender's own.
+const (
+	// BytesTotal is the size of what a step takes in: the rendering
+	// request, a bundle with its companion files, an NDJSON stream or line.
+	BytesTotal = attribute.Key("bytes.total")
+	// BundleTimestamp is a bundle's id, PROTOCOL.md's "bundle timestamp".
+	BundleTimestamp = attribute.Key("bundle.timestamp")
+	// ResponseBytes is the size of an answer's body.
+	ResponseBytes = attribute.Key("response.bytes")
+
 	BundleDependencies = attribute.Key("gorender.bundle.dependencies")
-	BundleBytes        = attribute.Key("gorender.bundle.size")
 	Engine             = attribute.Key("gorender.engine")
 	Outcome            = attribute.Key("gorender.outcome")
-	RequestBytes       = attribute.Key("gorender.render.request.size")
-	ResponseBytes      = attribute.Key("gorender.render.response.size")
 )
 
 // SetOutcome records outcome on span (a render's, a request's or a

@@ -55,11 +55,11 @@ func (p *Pools) pool(ctx context.Context, id string) (*pool, error) {
 	}
 	p.mu.Unlock()
 
-	ctx, span := tracing.Start(ctx, p.cfg.Tracer, "bundle load")
+	ctx, span := tracing.Start(ctx, p.cfg.Tracer, tracing.SpanBuildExecutionContext)
 	defer span.End()
 	if span.IsRecording() {
 		// joined: another request's load of the bundle was under way.
-		span.SetAttributes(tracing.BundleID.String(id), attribute.Bool("gorender.load.joined", inFlight))
+		span.SetAttributes(tracing.BundleTimestamp.String(id), attribute.Bool("gorender.load.joined", inFlight))
 	}
 	if !inFlight {
 		// The load outlives any one request: other requests may wait on it.
@@ -110,7 +110,7 @@ func (p *Pools) load(ctx context.Context, id string) (pl *pool, err error) {
 		path = bp.BundlePath(id)
 	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
-		span.SetAttributes(tracing.BundleBytes.Int(len(src)), tracing.Engine.String(p.cfg.Engine.Name()))
+		span.SetAttributes(tracing.BytesTotal.Int(len(src)), tracing.Engine.String(p.cfg.Engine.Name()))
 	}
 	prg, err := p.cfg.Engine.Compile(id, path, string(src))
 	if err != nil {

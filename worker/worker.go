@@ -18,6 +18,7 @@ import (
 
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/sourcemap"
+	"github.com/gorender/gorender/tracing"
 )
 
 // ErrQueueTimeout is a render that waited longer than the queue timeout for
@@ -110,8 +111,8 @@ type Config struct {
 	RecycleInterval, RecycleDelay, RecycleGrace time.Duration
 	Logger                                      *slog.Logger
 	Observer                                    Observer
-	// Tracer starts the spans of bundle loads and queue waits; nil when
-	// tracing is off.
+	// Tracer starts the spans of bundle loads, queue waits and the
+	// JavaScript's runs; nil when tracing is off.
 	Tracer trace.Tracer
 	// SourceMaps maps the stack frames of render and load errors to the
 	// bundles' original sources, whatever the engine; nil maps nothing.
@@ -257,6 +258,13 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 	}
 	done := make(chan outcome, 1)
 	finished := make(chan struct{})
+	// The span of the JavaScript's run, from its hand-over to the runtime
+	// to its result (on node, a render queued in its executor waits there
+	// within it).
+	_, execute := tracing.Start(ctx, p.cfg.Tracer, tracing.SpanVMExecute)
+	if execute.IsRecording() {
+		execute.SetAttributes(tracing.BundleTimestamp.String(entry))
+	}
 	l.entry.jobs <- func() {
 		defer close(finished)
 		res, err := req.Runtimes[entry].Eval(renderCtx, code, req)
@@ -269,10 +277,12 @@ func (p *Pools) Render(ctx context.Context, entry string, deps []string, code st
 		select {
 		case o = <-done:
 		case <-time.After(interruptGrace):
+			execute.End()
 			l.abandon(finished)
 			return jsvm.Result{}, stuckError(ctx, renderCtx)
 		}
 	}
+	execute.End()
 	// A runtime the memory guard interrupted is counted as replaced for
 	// that reason, once, when it is released broken.
 	broken := replacedBroken

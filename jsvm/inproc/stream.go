@@ -132,6 +132,9 @@ func (r *Runtime[V]) drainUpdates(ctx context.Context, req *jsvm.Request, releas
 			r.keep(target)
 		}
 		if err == nil {
+			if req.Updates.Applied != nil {
+				req.Updates.Applied(up)
+			}
 			continue
 		}
 		var stopped *Stopped

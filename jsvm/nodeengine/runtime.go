@@ -495,6 +495,8 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 					if req.Updates.Failed != nil {
 						req.Updates.Failed(*applying, failed.Message)
 					}
+				} else if req.Updates.Applied != nil {
+					req.Updates.Applied(*applying)
 				}
 				applying = nil
 				touch()

@@ -56,7 +56,9 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	defer stream.End()
 	ctx, span := h.startSpan(streamCtx, tracing.SpanSSRRequest, entry)
 	defer span.End()
-	r = r.WithContext(ctx)
+	if h.Tracer != nil { // else ctx is r's: no copy
+		r = r.WithContext(ctx)
+	}
 	if mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mediaType != MediaTypeNDJSON {
 		h.answer(w, r, errorReply(&HTTPError{Status: http.StatusUnsupportedMediaType,
 			Body: fmt.Sprintf("Unsupported Content-Type %q: the incremental render route takes %s.", echo(r.Header.Get("Content-Type")), MediaTypeNDJSON)}))

@@ -24,7 +24,9 @@ import (
 func (h *Handlers) Render(w http.ResponseWriter, r *http.Request) {
 	ctx, span := h.startSpan(r.Context(), tracing.SpanSSRRequest, chi.URLParam(r, "bundleId"))
 	defer span.End()
-	r = r.WithContext(ctx)
+	if h.Tracer != nil { // else ctx is r's: no copy
+		r = r.WithContext(ctx)
+	}
 	body := h.guardBody(w, r)
 	defer body.release()
 	staging := &lazyStaging{cache: h.Cache}

@@ -28,6 +28,9 @@ type stagedUpload struct {
 // files. legacyEntry, when set, is the id a part named "bundle" stands for
 // (render route only).
 func uploadFromFiles(files []StagedFile, legacyEntry string) (stagedUpload, *HTTPError) {
+	if len(files) == 0 {
+		return stagedUpload{}, nil // most renders: nothing to allocate
+	}
 	up := stagedUpload{Upload: bundles.Upload{Bundles: map[string]string{}}, sizes: map[string]int64{}}
 	for _, f := range files {
 		up.sizes[f.Path] = f.Size

@@ -67,8 +67,8 @@ func TestTraces(t *testing.T) {
 	}
 }
 
-// Span names of the Node renderer (docs/observability.md "The Node
-// renderer's spans"), spelled out here as a dashboard's query spells them.
+// Span names of the Node renderer, spelled out as a dashboard's query
+// spells them (docs/observability.md "The Node renderer's spans").
 const (
 	ssrRequest    = "ror.ssr.request"
 	buildContext  = "ror.bundle.build_execution_context"

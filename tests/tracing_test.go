@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -418,12 +417,6 @@ func spanNames(spans []receivedSpan) []string {
 	for _, s := range spans {
 		out = append(out, s.Name)
 	}
-	return out
-}
-
-func sortedIDs(ids ...string) []string {
-	out := slices.Clone(ids)
-	slices.Sort(out)
 	return out
 }
 

@@ -122,9 +122,11 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	req.StreamIdle = idle
 	chunks := newChunkSpans(streamCtx, h.Tracer)
 	defer chunks.end() // after the reader stopped (stopReading, deferred later)
-	req.Updates.Failed = func(up jsvm.Update, message string) {
+	// The message is not logged: a chunk's error is the bundle's text,
+	// which may quote props.
+	req.Updates.Failed = func(up jsvm.Update, _ string) {
 		chunks.told(true)
-		h.Logger.WarnContext(ctx, "update chunk failed; skipped", "bundle", up.BundleID, "err", firstLine(message))
+		h.Logger.WarnContext(ctx, "update chunk failed; skipped", "bundle", up.BundleID)
 	}
 	req.Updates.Applied = func(jsvm.Update) { chunks.told(false) }
 

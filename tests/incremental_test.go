@@ -398,7 +398,7 @@ func TestIncrementalBadLines(t *testing.T) {
 		inc.send(map[string]any{"bundleTimestamp": id}) // no updateChunk
 		inc.send(map[string]any{"updateChunk": deliverRecs})
 		inc.send(`["an", "array"]`)
-		inc.send(updateLine(id, "throw new Error('a failing update chunk')"))
+		inc.send(updateLine(id, "throw new Error('a failing update chunk quoting a prop: PROP-7731')"))
 		inc.send(updateLine(id, request(t, "async-props-update-1")))
 		inc.waitFor(golden(t, "async-props-update-1"))
 		inc.send("{not json either")
@@ -411,6 +411,11 @@ func TestIncrementalBadLines(t *testing.T) {
 		}
 		if body != golden(t, "async-props-close") {
 			t.Errorf("whole answer:\n got %s\nwant %s", clip(body), clip(golden(t, "async-props-close")))
+		}
+		// A chunk's error message is the bundle's text, which may quote
+		// props: the log says a chunk failed, not what it said.
+		if strings.Contains(s.stderr.String(), "PROP-7731") {
+			t.Errorf("the log carries a failing chunk's message:\n%s", s.stderr.String())
 		}
 	})
 }

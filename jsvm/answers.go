@@ -50,6 +50,13 @@ func (k ErrorKind) String() string {
 type RenderError struct {
 	Kind ErrorKind
 	Text string
+	// Message and Stack are a thrown error's exception message and stack
+	// as Text shows them (JSError; worker maps Stack with Text), for the
+	// error trackers; "" for other failures.
+	Message, Stack string
+	// Panic is the Go stack (runtime.Callers) of a recovered panic this
+	// error stands for; nil otherwise.
+	Panic []uintptr
 }
 
 func (e *RenderError) Error() string { return e.Text }
@@ -211,6 +218,13 @@ func JSErrorText(code, message, stack string) string {
 	b.WriteString(TruncateMiddle(stack, MaxErrorTextLength))
 	b.WriteString("\n")
 	return b.String()
+}
+
+// JSError is the error of a render that threw: its answer is
+// JSErrorText's.
+func JSError(code, message, stack string) *RenderError {
+	return &RenderError{Kind: KindJS, Text: JSErrorText(code, message, stack),
+		Message: TruncateMiddle(message, MaxErrorTextLength), Stack: TruncateMiddle(stack, MaxErrorTextLength)}
 }
 
 // ResultTooLargeText is the body of a 400 for a result longer than the

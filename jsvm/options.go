@@ -117,6 +117,10 @@ type NodeOptions struct {
 	// (RENDERER_MAX_RESULT_SIZE): a longer one is read off the process's
 	// pipe and dropped as it arrives, never held whole. 0: 1 GiB.
 	MaxResult int64
+	// OnCrash, when set, is told of a process that ended other than by
+	// gorender's choice (reason crash, oom, protocol or bundle_fault; exit
+	// how it ended): the error trackers report it.
+	OnCrash func(slot, pid int, reason, exit string)
 }
 
 // DefaultNodeLoadTimeout is NodeOptions.LoadTimeout when it is 0.

@@ -175,6 +175,9 @@ func (pl *pool) abandon(e *entry, finished <-chan struct{}) {
 		pl.cfg.Logger.Error("runtime did not stop after interrupt and the quarantine is full: it keeps its slot until it stops, and /ready reports quarantine_full",
 			"bundle", pl.id, "quarantined", pl.quarantine.count(), "max", pl.quarantine.max)
 	}
+	if pl.cfg.OnQuarantine != nil {
+		pl.cfg.OnQuarantine(pl.id)
+	}
 	go func() {
 		<-finished
 		pl.closeEntry(e)

@@ -117,6 +117,9 @@ type Config struct {
 	// SourceMaps maps the stack frames of render and load errors to the
 	// bundles' original sources, whatever the engine; nil maps nothing.
 	SourceMaps *sourcemap.Maps
+	// OnQuarantine, when set, is told of a runtime given up as stuck (the
+	// error trackers report it).
+	OnQuarantine func(bundle string)
 }
 
 // Pools holds one pool per loaded bundle.
@@ -320,6 +323,7 @@ func mappedError(maps *sourcemap.Maps, err error) error {
 		}
 		mapped := *renderErr
 		mapped.Text = maps.Rewrite(renderErr.Text)
+		mapped.Stack = maps.Rewrite(renderErr.Stack)
 		return &mapped
 	}
 	if text := maps.Rewrite(err.Error()); text != err.Error() {

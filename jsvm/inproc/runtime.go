@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -206,7 +207,9 @@ func (r *Runtime[V]) watch(ctx context.Context) (stop func()) {
 func (r *Runtime[V]) recoverInto(err *error) {
 	if p := recover(); p != nil {
 		r.broken = true
-		*err = &jsvm.RenderError{Kind: jsvm.KindJS, Text: fmt.Sprintf("internal error in the JavaScript runtime: %v", p)}
+		pcs := make([]uintptr, 64) // the panicking stack, for the error trackers
+		pcs = pcs[:runtime.Callers(2, pcs)]
+		*err = &jsvm.RenderError{Kind: jsvm.KindJS, Text: fmt.Sprintf("internal error in the JavaScript runtime: %v", p), Panic: pcs}
 	}
 }
 
@@ -460,7 +463,7 @@ func (r *Runtime[V]) result(ctx context.Context, started time.Time, code string,
 			return jsvm.Result{}, r.renderError(ctx, started, code, err)
 		}
 		if rejected != nil {
-			return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, rejected.Message, r.utf16(rejected.Stack))}
+			return jsvm.Result{}, jsvm.JSError(code, rejected.Message, r.utf16(rejected.Stack))
 		}
 		defer r.vm.Free(&settled)
 		return r.result(ctx, started, code, settled, req, false)
@@ -565,9 +568,9 @@ func (r *Runtime[V]) renderError(ctx context.Context, started time.Time, code st
 	}
 	var ex *Exception
 	if errors.As(err, &ex) {
-		return &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, ex.Message, r.utf16(ex.Stack))}
+		return jsvm.JSError(code, ex.Message, r.utf16(ex.Stack))
 	}
-	return &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, err.Error(), "")}
+	return jsvm.JSError(code, err.Error(), "")
 }
 
 // Sleeping reports whether the runtime waits in its event loop for a timer,

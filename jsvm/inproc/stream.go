@@ -59,7 +59,7 @@ func (r *Runtime[V]) stream(ctx context.Context, started time.Time, code string,
 		abort("the client went away")
 		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindCanceled, Text: jsvm.StreamCanceledText}
 	case err == nil && s.err != nil:
-		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, s.err.Message, r.utf16(s.err.Stack))}
+		return jsvm.Result{}, jsvm.JSError(code, s.err.Message, r.utf16(s.err.Stack))
 	case err == nil:
 		return jsvm.Result{Streamed: true}, nil
 	case errors.Is(err, errStreamIdle):

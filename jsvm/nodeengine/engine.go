@@ -85,6 +85,8 @@ type config struct {
 	// MaxResult bounds a result's bytes: a longer one is dropped as it
 	// arrives and answered as too large (0: maxFrameBody).
 	MaxResult int64
+	// OnCrash is jsvm.NodeOptions.OnCrash (nil: none).
+	OnCrash func(slot, pid int, reason, exit string)
 	// The environment, as for the other engines.
 	StubTimers, SupportModules, ReplayAsyncLogs bool
 	// ConsoleMaxLines and ConsoleMaxBytes bound a render's console history
@@ -170,6 +172,7 @@ func New(opts jsvm.Options) (*Engine, error) {
 		RestartDelay:         opts.Node.RestartDelay,
 		SourceMapLimit:       opts.Node.SourceMapLimit,
 		MaxResult:            opts.Node.MaxResult,
+		OnCrash:              opts.Node.OnCrash,
 		StubTimers:           opts.StubTimers,
 		SupportModules:       opts.SupportModules,
 		ReplayAsyncLogs:      opts.ReplayAsyncLogs,

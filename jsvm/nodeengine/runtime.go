@@ -662,13 +662,13 @@ func (rn *render) answer(f frame) (jsvm.Result, error) {
 		if err != nil {
 			return rn.protocolError(err)
 		}
-		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, failed.Message, failed.Stack)}
+		return jsvm.Result{}, jsvm.JSError(code, failed.Message, failed.Stack)
 	case "unsupported":
 		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindUnsupported, Text: jsvm.StreamWithoutSinkText}
 	case "stubPending":
-		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, jsvm.NeverSettledStubTimers, "")}
+		return jsvm.Result{}, jsvm.JSError(code, jsvm.NeverSettledStubTimers, "")
 	case "neverSettled":
-		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.JSErrorText(code, jsvm.NeverSettledIdle, "")}
+		return jsvm.Result{}, jsvm.JSError(code, jsvm.NeverSettledIdle, "")
 	case "stalled":
 		return jsvm.Result{}, &jsvm.RenderError{Kind: jsvm.KindJS, Text: jsvm.StreamStalledText}
 	}

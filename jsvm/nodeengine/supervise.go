@@ -103,11 +103,17 @@ func (e *Engine) supervise(slot int, first chan<- error) {
 			log = e.log.Warn
 		}
 		log("node process replaced", "node_process", slot, "pid", p.pid, "reason", reason, "exit", exitDescription(p.state), "renders", renders, "slot_ends", ends)
+		if crashed[reason] && e.cfg.OnCrash != nil {
+			e.cfg.OnCrash(slot, p.pid, reason, exitDescription(p.state))
+		}
 		if ends {
 			return
 		}
 	}
 }
+
+// crashed are the reasons a process ended other than by gorender's choice.
+var crashed = map[string]bool{reasonCrash: true, reasonOOM: true, reasonProtocol: true, reasonBundleFault: true}
 
 func (e *Engine) isClosed() bool {
 	e.mu.Lock()

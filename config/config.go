@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorender/gorender/auth"
 	"github.com/gorender/gorender/bundles"
+	"github.com/gorender/gorender/errtrack"
 	"github.com/gorender/gorender/jsvm/engines"
 	"github.com/gorender/gorender/tracing"
 )
@@ -117,6 +118,9 @@ type Config struct {
 	// Tracing is the OpenTelemetry trace export (the OTEL_* rows): off
 	// unless an OTLP endpoint or OTEL_TRACES_EXPORTER=otlp is set.
 	Tracing tracing.Config
+	// ErrorTracking is where errors are reported (the SENTRY_* and
+	// HONEYBADGER_* rows): off unless a DSN or an API key is set.
+	ErrorTracking errtrack.Config
 	// JSEngine is the engine that runs the JavaScript: RENDERER_JS_ENGINE,
 	// auto resolved; JSEngineChoice says why auto chose it ("" when pinned).
 	JSEngine, JSEngineChoice string

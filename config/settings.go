@@ -403,6 +403,59 @@ var settings = []setting{
 		Value: tracingOnly(ratio(func(c *Config) *float64 { return &c.Tracing.SamplerArg })),
 	},
 	{
+		Name: "SENTRY_DSN", DefaultDoc: "unset",
+		Doc:   "the Sentry project's DSN: setting it sends [errors](observability.md#error-tracking) to Sentry through its Go SDK (a DSN the SDK cannot read stops the start)",
+		Value: custom{read: parseSentryDSN, format: func(c *Config) string { return showURL(c.ErrorTracking.SentryDSN) }},
+	},
+	{
+		Name: "SENTRY_ENVIRONMENT", DefaultDoc: "unset",
+		Doc:   "the environment Sentry files the events under (the SDK's default when unset)",
+		Value: sentryOnly(text(func(c *Config) *string { return &c.ErrorTracking.SentryEnvironment })),
+	},
+	{
+		Name: "SENTRY_RELEASE", DefaultDoc: "`gorender@<version>`",
+		Doc:   "the release Sentry files the events under",
+		Value: sentryOnly(text(func(c *Config) *string { return &c.ErrorTracking.SentryRelease })),
+	},
+	{
+		Name: "SENTRY_TRACES_SAMPLE_RATE", Default: "0",
+		Doc:   "the ratio of requests sent to Sentry as transactions, `0`–`1` (`0`: none; [traces](observability.md#traces) over OTLP are separate)",
+		Value: sentryOnly(ratio(func(c *Config) *float64 { return &c.ErrorTracking.SentryTracesSampleRate })),
+	},
+	{
+		Name: "SENTRY_DEBUG", Default: "false",
+		Doc:   "log what the Sentry SDK does (at `info`)",
+		Value: sentryOnly(onOff(func(c *Config) *bool { return &c.ErrorTracking.SentryDebug })),
+	},
+	{
+		Name: "HONEYBADGER_API_KEY", DefaultDoc: "unset",
+		Doc: "the Honeybadger project's API key: setting it sends the same [errors](observability.md#error-tracking) to Honeybadger through its Go client",
+		Value: custom{
+			read: func(l *loader, v string) error { l.c.ErrorTracking.HoneybadgerAPIKey = v; return nil },
+			format: func(c *Config) string {
+				if c.ErrorTracking.HoneybadgerAPIKey == "" {
+					return ""
+				}
+				return "set"
+			},
+		},
+	},
+	{
+		Name: "HONEYBADGER_ENV", DefaultDoc: "unset",
+		Doc:   "the environment Honeybadger files the events under",
+		Value: honeybadgerOnly(text(func(c *Config) *string { return &c.ErrorTracking.HoneybadgerEnv })),
+	},
+	{
+		Name: "HONEYBADGER_ENDPOINT", Default: "https://api.honeybadger.io",
+		Doc:   "Honeybadger's API base URL (its notices go to `/v1/notices`)",
+		Value: honeybadgerOnly(custom{read: parseHoneybadgerEndpoint, format: func(c *Config) string { return showURL(c.ErrorTracking.HoneybadgerEndpoint) }}),
+	},
+	{
+		Name: "RENDERER_ERROR_REPORT_TIMEOUT", Default: "5s",
+		Doc:   "the longest one send of an error to Sentry or Honeybadger takes (events wait in the clients' bounded queues meanwhile, never a render)",
+		Value: errorTrackingOnly(duration(func(c *Config) *time.Duration { return &c.ErrorTracking.SendTimeout }, time.Second, positive)),
+	},
+	{
 		Name: "RENDERER_JS_ENGINE", Default: engines.Auto,
 		Doc:   "`auto`: `node` where a Node.js 20+ runs here confined (`RENDERER_NODE_PATH`, else `node` on `PATH`), else `goja`, and the start-up log says which and why; `node` (renders in Node.js processes gorender supervises, at V8's speed), `goja` or `quickjs` (pure Go, in gorender's process) pin one, see [Engines](engines.md)",
 		Value: custom{read: parseEngine, format: func(c *Config) string { return c.JSEngine }},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorender/gorender/auth"
 	"github.com/gorender/gorender/bundles"
+	"github.com/gorender/gorender/errtrack"
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/metrics"
 	"github.com/gorender/gorender/tracing"
@@ -44,6 +45,9 @@ type Deps struct {
 	// Tracer starts the spans of the requests' steps (docs/observability.md
 	// "Traces"); nil when tracing is off.
 	Tracer trace.Tracer
+	// Errors reports renders' errors to Sentry and Honeybadger; nil when
+	// both are off.
+	Errors *errtrack.Tracker
 	Logger *slog.Logger
 	// Budget bounds the body bytes of requests not yet authenticated.
 	Budget *Budget

@@ -148,6 +148,7 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	defer stopReading()
 
 	result, err := h.Renderer.Render(renderCtx, entry, first.DependencyBundleIDs, first.RenderingRequest, req)
+	h.reportFailure(r, entry, &first.RenderRequest, err)
 	if err == nil && frames != nil && sink.started {
 		err = frames.Inject(renderCompleteFrame)
 	}

@@ -104,6 +104,7 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, body *guardedB
 	sink := newHTTPSink(ctx, h.Tracer, w, onStart)
 	result, err := h.Renderer.Render(ctx, entry, req.DependencyBundleIDs, req.RenderingRequest,
 		&jsvm.Request{Sink: sink, StreamIdle: h.StreamIdle})
+	h.reportFailure(r, entry, req, err)
 	if sink.close() {
 		h.streamEnded(ctx, r, entry, started, err, sink)
 		return reply{}, false

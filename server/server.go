@@ -18,6 +18,7 @@ import (
 	"github.com/gorender/gorender/auth"
 	"github.com/gorender/gorender/bundles"
 	"github.com/gorender/gorender/config"
+	"github.com/gorender/gorender/errtrack"
 	"github.com/gorender/gorender/handlers"
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/engines"
@@ -58,6 +59,7 @@ type Server struct {
 	generation       *bundles.Generation
 	generationLoaded atomic.Bool
 	version          string
+	errors           *errtrack.Tracker // Sentry and Honeybadger; nil when both are off
 }
 
 // New builds a Server from cfg: it opens the bundle cache and makes the
@@ -71,6 +73,10 @@ func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, erro
 		logger = tracing.Logger(logger)
 	}
 	tracer := traces.Tracer() // nil when off
+	errs, err := errtrack.New(cfg.ErrorTracking, version, cfg.JSEngine, logger)
+	if err != nil {
+		return nil, err
+	}
 	cache, err := bundles.Open(cfg.CachePath, logger)
 	if err != nil {
 		return nil, fmt.Errorf("open bundle cache: %w", err)
@@ -104,6 +110,7 @@ func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, erro
 			RestartDelay:    cfg.RecycleDelay,
 			SourceMapLimit:  sourceMapLimit,
 			MaxResult:       int64(cfg.MaxResultSize),
+			OnCrash:         onCrash(errs),
 		},
 		Logger:   logger,
 		MapStack: maps.Rewrite,
@@ -117,7 +124,7 @@ func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, erro
 		m = metrics.New(version, engine.Name())
 		observer = m
 	}
-	s := &Server{cfg: cfg, logger: logger, cache: cache, engine: engine, metrics: m, tracing: traces, version: version}
+	s := &Server{cfg: cfg, logger: logger, cache: cache, engine: engine, metrics: m, tracing: traces, errors: errs, version: version}
 	if cfg.GenerationManifest != "" {
 		// A bad declaration fails the start: a deploy that ships a broken
 		// cache must not come up half-ready.
@@ -144,6 +151,7 @@ func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, erro
 		Observer:             observer,
 		Tracer:               tracer,
 		SourceMaps:           maps,
+		OnQuarantine:         onQuarantine(errs),
 	})
 	if m != nil {
 		m.QuarantineLimit(cfg.MaxQuarantined)
@@ -185,6 +193,7 @@ func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, erro
 		EngineInfo:      engineInfo,
 		Metrics:         m,
 		Tracer:          tracer,
+		Errors:          errs,
 		Logger:          logger,
 		StreamIdle:      cfg.StreamIdleTimeout,
 		Budget:          budget,
@@ -199,6 +208,9 @@ func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, erro
 	mw := []func(http.Handler) http.Handler{dropUnreadBodies, observe(logger, cfg.LogHTTPLevel, m, tracer), writeDeadlines(cfg.WriteTimeout)}
 	if cfg.MaxConnectionAge > 0 {
 		mw = append(mw, conns.RetireOld)
+	}
+	if errs != nil {
+		mw = append(mw, errs.Middleware)
 	}
 	s.handler = growStack{NewRouter(h, m, mw...)}
 	return s, nil
@@ -249,6 +261,7 @@ func (s *Server) loadGeneration(ctx context.Context) {
 			if err.Error() != last {
 				last = err.Error()
 				s.logger.Error("current generation: bundle failed to load; not ready until it loads (an upload of it repairs a corrupt copy)", "generation", s.generation.ID, "bundle", id, "err", err)
+				s.errors.LoadError(errtrack.Tags{Bundle: id, Outcome: "bundle_load_error"}, err.Error())
 			}
 			select {
 			case <-ctx.Done():
@@ -341,6 +354,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.pools.Close()
 		s.closeEngine()
 		s.flushTraces()
+		s.errors.Flush(flushTimeout)
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
@@ -361,6 +375,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.pools.Close()
 	s.closeEngine()
 	s.flushTraces()
+	s.errors.Flush(flushTimeout)
 	if timedOut {
 		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", s.cfg.ShutdownTimeout, err)
 	}
@@ -386,4 +401,20 @@ func runtimesPerBundle(cfg *config.Config) int {
 		return cfg.WorkersCount * max(cfg.NodeQueueDepth, 1)
 	}
 	return cfg.WorkersCount
+}
+
+// onCrash and onQuarantine report a node process's crash and a quarantined
+// runtime to the error trackers (nil when they are off).
+func onCrash(errs *errtrack.Tracker) func(slot, pid int, reason, exit string) {
+	if errs == nil {
+		return nil
+	}
+	return errs.ProcessCrash
+}
+
+func onQuarantine(errs *errtrack.Tracker) func(bundle string) {
+	if errs == nil {
+		return nil
+	}
+	return errs.Quarantine
 }

@@ -15,10 +15,11 @@
 // breadcrumbs, no modules and no environment of their own
 // (docs/observability.md "Error tracking").
 //
-// Sending never holds up a render: events are queued within fixed bounds
-// and sent by the clients' own goroutines, each send within
-// RENDERER_ERROR_REPORT_TIMEOUT; past the bounds events are dropped. A nil
-// *Tracker (both off) reports nothing.
+// Sending never holds up a render: a render queues what it reports (a
+// channel send), one goroutine builds the events and hands them to the
+// clients, whose own goroutines send them, each send within
+// RENDERER_ERROR_REPORT_TIMEOUT; every queue is bounded, and past a bound
+// an event is dropped. A nil *Tracker (both off) reports nothing.
 package errtrack
 
 import (
@@ -27,6 +28,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/getsentry/sentry-go"
@@ -91,10 +93,33 @@ type sink interface {
 	flush(timeout time.Duration)
 }
 
+// queueLength bounds the events waiting to be built and handed to the
+// clients: each holds at most a message and a stack of
+// jsvm.MaxErrorTextLength characters, so the queue at most ~8 MiB.
+const queueLength = 64
+
+// maxPerSecond bounds the events built and sent each second, past which
+// they are dropped: an event costs the process about 0.6 ms of CPU (both
+// clients, BenchmarkJSError), so a page that fails every render costs at
+// most ~3% of a core in reports, whatever its rate. Trackers group and
+// sample anyway.
+const maxPerSecond = 50
+
 // Tracker sends events to the trackers configured.
 type Tracker struct {
 	engine string
 	sinks  []sink
+	logger *slog.Logger
+	// queue holds the events a render reported, built and handed to the
+	// clients by one goroutine: a render pays for a channel send, never
+	// for parsing a stack or for a client. Full, an event is dropped.
+	queue   chan job
+	dropped atomic.Uint64
+	// perSecond is maxPerSecond; second and built are run's count of
+	// events built in the current second.
+	perSecond int
+	second    int64
+	built     int
 	// transactions is the Sentry client requests are sampled to as
 	// transactions (nil: SENTRY_TRACES_SAMPLE_RATE is 0).
 	transactions *sentry.Client
@@ -106,7 +131,7 @@ func New(cfg Config, version, engine string, logger *slog.Logger) (*Tracker, err
 	if !cfg.On() {
 		return nil, nil
 	}
-	t := &Tracker{engine: engine}
+	t := &Tracker{engine: engine, logger: logger, queue: make(chan job, queueLength), perSecond: maxPerSecond}
 	if cfg.SentryDSN != "" {
 		s, err := newSentry(cfg, version, logger)
 		if err != nil {
@@ -120,22 +145,83 @@ func New(cfg Config, version, engine string, logger *slog.Logger) (*Tracker, err
 	if cfg.HoneybadgerAPIKey != "" {
 		t.sinks = append(t.sinks, newHoneybadger(cfg, logger))
 	}
+	go t.run()
 	return t, nil
 }
 
-// Flush sends what is queued, waiting at most timeout per tracker.
+// job is an event to build, or Flush's marker (flushed set).
+type job struct {
+	build   func() *event
+	flushed chan struct{}
+}
+
+// run builds the queued events and hands them to the clients.
+func (t *Tracker) run() {
+	for j := range t.queue {
+		if j.flushed != nil {
+			close(j.flushed)
+			continue
+		}
+		if now := time.Now().Unix(); now != t.second {
+			t.second, t.built = now, 0
+		}
+		if t.built >= t.perSecond {
+			t.drop()
+			continue
+		}
+		t.built++
+		t.deliver(j.build)
+	}
+}
+
+// deliver builds one event and hands it over; a panic there (a panic
+// value's String method, a client's bug) loses the event, not the process.
+func (t *Tracker) deliver(build func() *event) {
+	defer func() {
+		if p := recover(); p != nil {
+			t.logger.Error("error tracking: an event could not be built or sent", "panic", fmt.Sprint(p))
+		}
+	}()
+	ev := build()
+	for _, s := range t.sinks {
+		s.send(ev)
+	}
+}
+
+// enqueue queues an event's building without waiting.
+func (t *Tracker) enqueue(build func() *event) {
+	select {
+	case t.queue <- job{build: build}:
+	default:
+		t.drop()
+	}
+}
+
+// drop counts an event dropped; the first drop and every 1,000th after it
+// are logged.
+func (t *Tracker) drop() {
+	if n := t.dropped.Add(1); n%1000 == 1 {
+		t.logger.Warn("error tracking: more events than are sent (64 queued, 50 a second); dropped", "dropped_total", n)
+	}
+}
+
+// Flush sends what is queued, waiting at most timeout for the queue and
+// then per tracker.
 func (t *Tracker) Flush(timeout time.Duration) {
 	if t == nil {
 		return
 	}
+	done := make(chan struct{})
+	select {
+	case t.queue <- job{flushed: done}:
+		select {
+		case <-done:
+		case <-time.After(timeout):
+		}
+	case <-time.After(timeout):
+	}
 	for _, s := range t.sinks {
 		s.flush(timeout)
-	}
-}
-
-func (t *Tracker) send(ev *event) {
-	for _, s := range t.sinks {
-		s.send(ev)
 	}
 }
 
@@ -167,7 +253,7 @@ func (t *Tracker) JSError(tags Tags, bundles []string, message, stack string) {
 	if t == nil {
 		return
 	}
-	t.jsEvent(KindJSError, tags, bundles, message, stack)
+	t.enqueue(func() *event { return t.jsEvent(KindJSError, tags, bundles, message, stack) })
 }
 
 // LoadError reports a bundle that failed to load; text is its error (the
@@ -176,11 +262,13 @@ func (t *Tracker) LoadError(tags Tags, text string) {
 	if t == nil {
 		return
 	}
-	message, _, _ := strings.Cut(text, "\n")
-	t.jsEvent(KindBundleLoad, tags, []string{tags.Bundle}, message, text)
+	t.enqueue(func() *event {
+		message, _, _ := strings.Cut(text, "\n")
+		return t.jsEvent(KindBundleLoad, tags, []string{tags.Bundle}, message, text)
+	})
 }
 
-func (t *Tracker) jsEvent(kind string, tags Tags, bundles []string, message, stack string) {
+func (t *Tracker) jsEvent(kind string, tags Tags, bundles []string, message, stack string) *event {
 	frames := ParseStack(stack)
 	errType := errorType(stack)
 	for _, id := range bundles {
@@ -188,11 +276,11 @@ func (t *Tracker) jsEvent(kind string, tags Tags, bundles []string, message, sta
 		message = strings.ReplaceAll(strings.TrimPrefix(message, "load bundle "+id+": "), id, "<bundle>")
 	}
 	shape := messageShape(message)
-	t.send(&event{
+	return &event{
 		kind: kind, errType: errType, message: shape, frames: frames, platform: "javascript",
 		tags:        t.tags(kind, tags),
 		fingerprint: fingerprint(kind, errType, shape, frames, bundles),
-	})
+	}
 }
 
 // Quarantine reports a runtime given up as stuck: it did not stop when its
@@ -201,11 +289,13 @@ func (t *Tracker) Quarantine(bundle string) {
 	if t == nil {
 		return
 	}
-	t.send(&event{
-		kind: KindQuarantine, errType: "RuntimeQuarantined", platform: "go",
-		message:     "a JavaScript runtime did not stop after its render was interrupted and was quarantined",
-		tags:        t.tags(KindQuarantine, Tags{Bundle: bundle}),
-		fingerprint: []string{"gorender", KindQuarantine},
+	t.enqueue(func() *event {
+		return &event{
+			kind: KindQuarantine, errType: "RuntimeQuarantined", platform: "go",
+			message:     "a JavaScript runtime did not stop after its render was interrupted and was quarantined",
+			tags:        t.tags(KindQuarantine, Tags{Bundle: bundle}),
+			fingerprint: []string{"gorender", KindQuarantine},
+		}
 	})
 }
 
@@ -216,13 +306,15 @@ func (t *Tracker) ProcessCrash(slot, pid int, reason, exit string) {
 	if t == nil {
 		return
 	}
-	tags := t.tags(KindProcessCrash, Tags{Outcome: reason})
-	tags["node_process"] = strconv.Itoa(slot)
-	t.send(&event{
-		kind: KindProcessCrash, errType: "NodeProcessCrash", platform: "go",
-		message:     fmt.Sprintf("node process %d ended: %s (%s)", pid, reason, truncate(exit, 200)),
-		tags:        tags,
-		fingerprint: []string{"gorender", KindProcessCrash, reason},
+	t.enqueue(func() *event {
+		tags := t.tags(KindProcessCrash, Tags{Outcome: reason})
+		tags["node_process"] = strconv.Itoa(slot)
+		return &event{
+			kind: KindProcessCrash, errType: "NodeProcessCrash", platform: "go",
+			message:     fmt.Sprintf("node process %d ended: %s (%s)", pid, reason, truncate(exit, 200)),
+			tags:        tags,
+			fingerprint: []string{"gorender", KindProcessCrash, reason},
+		}
 	})
 }
 
@@ -236,6 +328,10 @@ func (t *Tracker) Panic(where string, value any, pcs []uintptr) {
 	if pcs == nil {
 		pcs = Callers(1)
 	}
+	t.enqueue(func() *event { return t.panicEvent(where, value, pcs) })
+}
+
+func (t *Tracker) panicEvent(where string, value any, pcs []uintptr) *event {
 	frames := goFrames(pcs)
 	message := truncate(fmt.Sprint(value), maxMessage)
 	fp := []string{"gorender", KindRecoveredPanic}
@@ -244,11 +340,11 @@ func (t *Tracker) Panic(where string, value any, pcs []uintptr) {
 			fp = append(fp, f.Function)
 		}
 	}
-	t.send(&event{
+	return &event{
 		kind: KindRecoveredPanic, errType: "panic", message: message, frames: frames, platform: "go",
 		tags:        t.tags(KindRecoveredPanic, Tags{Outcome: where}),
 		fingerprint: fp,
-	})
+	}
 }
 
 // Callers is the calling goroutine's stack, skip frames above its caller

@@ -29,6 +29,7 @@ type trackerIngest struct {
 	mu       sync.Mutex
 	raw      [][]byte // every request's body (decompressed) and headers' text
 	events   []sentryEvent
+	txs      []sentryTransaction
 	notices  []honeybadgerNotice
 	requests int
 }
@@ -42,6 +43,17 @@ type sentryEvent struct {
 	Platform    string            `json:"platform"`
 	Environment string            `json:"environment"`
 	Release     string            `json:"release"`
+}
+
+// sentryTransaction is a transaction item's fields the test reads.
+type sentryTransaction struct {
+	Transaction string          `json:"transaction"`
+	Request     json.RawMessage `json:"request"`
+	Contexts    struct {
+		Trace struct {
+			Op string `json:"op"`
+		} `json:"trace"`
+	} `json:"contexts"`
 }
 
 type sentryException struct {
@@ -122,13 +134,14 @@ func (in *trackerIngest) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/api/") && strings.HasSuffix(r.URL.Path, "/envelope/"):
-		events, err := envelopeEvents(data)
+		events, txs, err := envelopeItems(data)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		in.mu.Lock()
 		in.events = append(in.events, events...)
+		in.txs = append(in.txs, txs...)
 		in.mu.Unlock()
 		fmt.Fprint(w, `{}`)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/notices":
@@ -151,32 +164,31 @@ func (in *trackerIngest) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// envelopeEvents reads a Sentry envelope: a header line, then items, each
+// envelopeItems reads a Sentry envelope: a header line, then items, each
 // a header line (with its payload's length, or none: up to the newline)
-// and its payload; it returns the payloads of type event.
-func envelopeEvents(data []byte) ([]sentryEvent, error) {
+// and its payload; it returns the payloads of type event and transaction.
+func envelopeItems(data []byte) (events []sentryEvent, txs []sentryTransaction, err error) {
 	r := bufio.NewReader(bytes.NewReader(data))
 	if _, err := r.ReadBytes('\n'); err != nil {
-		return nil, fmt.Errorf("envelope header: %w", err)
+		return nil, nil, fmt.Errorf("envelope header: %w", err)
 	}
-	var events []sentryEvent
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) == 0 && err != nil {
-			return events, nil
+			return events, txs, nil
 		}
 		var item struct {
 			Type   string `json:"type"`
 			Length *int   `json:"length"`
 		}
 		if err := json.Unmarshal(line, &item); err != nil {
-			return nil, fmt.Errorf("item header %q: %w", line, err)
+			return nil, nil, fmt.Errorf("item header %q: %w", line, err)
 		}
 		var payload []byte
 		if item.Length != nil {
 			payload = make([]byte, *item.Length)
 			if _, err := io.ReadFull(r, payload); err != nil {
-				return nil, fmt.Errorf("item payload: %w", err)
+				return nil, nil, fmt.Errorf("item payload: %w", err)
 			}
 			_, _ = r.ReadByte() // its newline
 		} else {
@@ -185,16 +197,23 @@ func envelopeEvents(data []byte) ([]sentryEvent, error) {
 		if item.Type == "event" {
 			var ev sentryEvent
 			if err := json.Unmarshal(payload, &ev); err != nil {
-				return nil, fmt.Errorf("event: %w", err)
+				return nil, nil, fmt.Errorf("event: %w", err)
 			}
 			if err := json.Unmarshal(ev.Exception, &ev.Exceptions); err != nil {
 				var values struct{ Values []sentryException }
 				if err := json.Unmarshal(ev.Exception, &values); err != nil || len(values.Values) == 0 {
-					return nil, fmt.Errorf("event's exception %s: %w", ev.Exception, err)
+					return nil, nil, fmt.Errorf("event's exception %s: %w", ev.Exception, err)
 				}
 				ev.Exceptions = values.Values
 			}
 			events = append(events, ev)
+		}
+		if item.Type == "transaction" {
+			var tx sentryTransaction
+			if err := json.Unmarshal(payload, &tx); err != nil {
+				return nil, nil, fmt.Errorf("transaction: %w", err)
+			}
+			txs = append(txs, tx)
 		}
 	}
 }
@@ -249,12 +268,15 @@ var greetCode = `(function () { var props = {"user": null, "token": "` + propsSe
 // function), in-app for the bundle's sources and not for the request; tags
 // for the bundle, engine, outcome, gem version and Rails env; the same
 // error from two bundles of the same source with one fingerprint (with a
-// map and without one); and nothing anywhere in what was sent of the
-// password, props, HTML or the rendering request.
+// map and without one); with SENTRY_TRACES_SAMPLE_RATE=1 every render a
+// transaction named by its route; and nothing anywhere in what was sent of
+// the password, props, HTML or the rendering request.
 func TestErrorTracking(t *testing.T) {
 	t.Parallel()
 	in := newTrackerIngest(t, false)
-	s := startServer(t, trackerEnv(in))
+	env := trackerEnv(in)
+	env["SENTRY_TRACES_SAMPLE_RATE"] = "1"
+	s := startServer(t, env)
 	h2 := transports[0]
 	bundle, sourceMap := sourceMapApp(t)
 	withoutURL := strings.TrimSpace(bundle[:strings.LastIndex(bundle, "//# sourceMappingURL=")])
@@ -354,6 +376,26 @@ func TestErrorTracking(t *testing.T) {
 	}
 	if a, b := hbByBundle[mappedA].Error.Fingerprint, hbByBundle[mappedB].Error.Fingerprint; a == "" || a != b {
 		t.Errorf("Honeybadger fingerprints of one error from two bundles: %q and %q", a, b)
+	}
+
+	// Every request a transaction, named by its route, without request data.
+	var renders int
+	var txs []sentryTransaction
+	deadline := time.Now().Add(30 * time.Second)
+	for renders < 6 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		in.mu.Lock()
+		txs = slices.Clone(in.txs)
+		in.mu.Unlock()
+		renders = 0
+		for _, tx := range txs {
+			if tx.Transaction == "POST /bundles/{bundleId}/render/{digest}" && tx.Contexts.Trace.Op == "http.server" && len(tx.Request) == 0 {
+				renders++
+			}
+		}
+	}
+	if renders < 6 {
+		t.Errorf("%d render transactions named by their route, without request data, want 6: %+v", renders, txs)
 	}
 
 	in.mu.Lock()

@@ -94,9 +94,23 @@ type sink interface {
 }
 
 // queueLength bounds the events waiting to be built and handed to the
-// clients: each holds at most a message and a stack of
-// jsvm.MaxErrorTextLength characters, so the queue at most ~8 MiB.
+// clients: each holds copies of at most maxQueuedText bytes of its message
+// and of its stack, so the queue at most ~4 MiB.
 const queueLength = 64
+
+// maxQueuedText bounds what an event queues of a message or a stack: more
+// than a message's maxMessage characters and maxFrames frames of any
+// engine's stack.
+const maxQueuedText = 32 << 10
+
+// queued is a copy of at most maxQueuedText bytes of s: the queue holds no
+// reference to a render's (up to 64K-character) texts.
+func queued(s string) string {
+	if len(s) > maxQueuedText {
+		s = strings.ToValidUTF8(s[:maxQueuedText], "")
+	}
+	return strings.Clone(s)
+}
 
 // maxPerSecond bounds the events built and sent each second, past which
 // they are dropped: an event costs the process about 0.6 ms of CPU (both
@@ -253,6 +267,7 @@ func (t *Tracker) JSError(tags Tags, bundles []string, message, stack string) {
 	if t == nil {
 		return
 	}
+	message, stack = queued(message), queued(stack)
 	t.enqueue(func() *event { return t.jsEvent(KindJSError, tags, bundles, message, stack) })
 }
 
@@ -262,6 +277,7 @@ func (t *Tracker) LoadError(tags Tags, text string) {
 	if t == nil {
 		return
 	}
+	text = queued(text)
 	t.enqueue(func() *event {
 		message, _, _ := strings.Cut(text, "\n")
 		return t.jsEvent(KindBundleLoad, tags, []string{tags.Bundle}, message, text)
@@ -326,7 +342,7 @@ func (t *Tracker) Panic(where string, value any, pcs []uintptr) {
 		return
 	}
 	if pcs == nil {
-		pcs = Callers(1)
+		pcs = callers(1)
 	}
 	t.enqueue(func() *event { return t.panicEvent(where, value, pcs) })
 }
@@ -347,10 +363,9 @@ func (t *Tracker) panicEvent(where string, value any, pcs []uintptr) *event {
 	}
 }
 
-// Callers is the calling goroutine's stack, skip frames above its caller
-// left out: what Panic reads, for a panic recovered where it cannot be
-// reported at once.
-func Callers(skip int) []uintptr {
+// callers is the calling goroutine's stack, skip frames above its caller
+// left out.
+func callers(skip int) []uintptr {
 	pcs := make([]uintptr, maxFrames)
 	return pcs[:runtime.Callers(skip+2, pcs)]
 }

@@ -10,7 +10,8 @@ import (
 // Middleware reports a panic in a handler as a recovered Go panic, then
 // panics on with it for the server's own recovery (which logs it and
 // answers 500); with SENTRY_TRACES_SAMPLE_RATE above 0 it also sends a
-// sample of requests to Sentry as transactions named by their route,
+// sample of the POSTs (the gem's requests) to Sentry as transactions named
+// by their route,
 // continuing a sentry-trace header. Place it inside the server's recovery.
 func (t *Tracker) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -22,7 +23,8 @@ func (t *Tracker) Middleware(next http.Handler) http.Handler {
 				panic(p)
 			}
 		}()
-		if t.transactions == nil {
+		if t.transactions == nil || r.Method != http.MethodPost {
+			// Probes, scrapes and /info are not requests of the gem's.
 			next.ServeHTTP(w, r)
 			return
 		}

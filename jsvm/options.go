@@ -158,11 +158,24 @@ func (o Options) ConsoleBounds() (lines, bytes int64) {
 // otherwise RENDERER_STUB_TIMERS decides.
 func (o Options) RealTimers() bool { return o.SupportModules || !o.StubTimers }
 
-// secretEnv are variables never handed to bundle code.
-var secretEnv = map[string]bool{"RENDERER_PASSWORD": true}
+// secretEnv are gorender's variables that hold credentials: the
+// password, the error trackers' keys and the OTLP exporter's headers
+// (which carry a vendor's API key). Bundle code never sees them.
+var secretEnv = map[string]bool{
+	"RENDERER_PASSWORD":                 true,
+	"SENTRY_DSN":                        true,
+	"HONEYBADGER_API_KEY":               true,
+	"OTEL_EXPORTER_OTLP_HEADERS":        true,
+	"OTEL_EXPORTER_OTLP_TRACES_HEADERS": true,
+}
+
+// SecretEnv reports whether the variable named k holds a credential that
+// bundle code must never see (ProcessEnv leaves it out; so does the node
+// engine's process environment).
+func SecretEnv(k string) bool { return secretEnv[k] }
 
 // ProcessEnv is what bundle code sees as process.env, in the order of
-// Environ: without secrets (RENDERER_PASSWORD) and without entries that are
+// Environ: without secrets (SecretEnv) and without entries that are
 // not KEY=value, a repeated key at its first place with its last value, and
 // NODE_ENV defaulting to production (PROTOCOL.md §11).
 func (o Options) ProcessEnv() [][2]string {
@@ -170,7 +183,7 @@ func (o Options) ProcessEnv() [][2]string {
 	index := map[string]int{}
 	for _, kv := range o.Environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || secretEnv[k] {
+		if !ok || k == "" || SecretEnv(k) {
 			continue
 		}
 		if i, seen := index[k]; seen {

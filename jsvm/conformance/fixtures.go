@@ -161,12 +161,13 @@ func MustEval(t testing.TB, rt jsvm.Runtime, code string) string {
 
 // NodeEngine makes the registered engine name with the Node-compatible
 // environment (SupportModules) and, unless opts has one, the process's
-// environment with a password in it: process.env must not show it.
+// environment with credentials in it: process.env must not show them.
 func NodeEngine(t testing.TB, name string, opts jsvm.Options) jsvm.Engine {
 	t.Helper()
 	opts.SupportModules = true
 	if opts.Environ == nil {
-		opts.Environ = append(os.Environ(), "RENDERER_PASSWORD=do-not-leak")
+		opts.Environ = append(os.Environ(), "RENDERER_PASSWORD=do-not-leak", "SENTRY_DSN=https://key@127.0.0.1/1",
+			"HONEYBADGER_API_KEY=do-not-leak", "OTEL_EXPORTER_OTLP_HEADERS=x-api-key=do-not-leak")
 	}
 	e, err := NewEngine(name, opts)
 	if err != nil {

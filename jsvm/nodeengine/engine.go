@@ -278,7 +278,7 @@ func start(cfg config) (*Engine, error) {
 }
 
 // childEnv is the executors' environment: gorender's as bundles may see it
-// (jsvm.Options.ProcessEnv: no RENDERER_PASSWORD, not even for code that
+// (no jsvm.SecretEnv such as RENDERER_PASSWORD, not even for code that
 // escapes its vm context), without NODE_OPTIONS (which could lift the
 // permission model), and without empty locale variables: POSIX reads an
 // empty LC_ALL, LC_MESSAGES or LANG as unset (so do the other engines'
@@ -287,7 +287,7 @@ func childEnv(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		if k == "RENDERER_PASSWORD" || k == "NODE_OPTIONS" {
+		if jsvm.SecretEnv(k) || k == "NODE_OPTIONS" {
 			continue
 		}
 		if v == "" && (k == "LC_ALL" || k == "LC_MESSAGES" || k == "LANG") {

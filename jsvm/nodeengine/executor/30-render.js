@@ -28,7 +28,8 @@ class Render {
     this.crossings = new Set(); // the streams of other bundles crossing into this render (crossStream)
     this.scope = new AsyncResource('gorender.render');
     // pending counts the render's operations on Node's thread pool whose
-    // callback or promise has not come back (ownCallback, ownPromise).
+    // callback or promise has not come back (ownCallback, ownPromise) and
+    // the messages it posted not delivered yet (PortState).
     this.pending = 0;
   }
 
@@ -234,10 +235,10 @@ class Render {
     // never drains keeps the answer until gorender kills the process at
     // the render's deadline, answering this render, not the next one.
     // So are its operations on Node's thread pool (crypto's callbacks and
-    // promises): Node runs their callbacks after the immediates, so the
-    // answer waits for them too (release sends it once the last is back),
-    // as the in-process engines run such a callback as one of the render's
-    // jobs.
+    // promises) and the MessagePort messages it posted: Node runs their
+    // callbacks and handlers after the immediates, so the answer waits for
+    // them too (release sends it once the last is back), as the in-process
+    // engines run such a callback as one of the render's jobs.
     finishing = this;
     this.answered = a;
     setImmediate(() => this.sendAnswer());
@@ -348,6 +349,173 @@ function ownPromise(fn) {
       Object.defineProperty(subtle, name, { ...d, value: ownPromise(d.value) });
     }
   }
+}
+
+// ---- The render's messages ---------------------------------------------
+//
+// Node delivers a MessagePort message from the event loop's poll phase,
+// after the immediate a render's answer waits for (Render.answer). So a
+// message a render posts counts as its thread-pool work does (pending,
+// release): the answer waits until it is delivered and its handlers ran
+// (the messages they post in turn are the render's too). Counted are the
+// messages between the two ports of a MessageChannel a bundle made (its
+// MessageChannel is the executor's, wrapped here), posted while a render is
+// in progress (or finishing) to a port that has a 'message' handler. Not
+// counted, so never waited for: a message to a port without a handler (Node
+// keeps it until one is set, or drops it on a port started without one),
+// to or from a port that came through a message or structuredClone (its
+// other side is not known here), and one posted with no render in progress
+// (a bundle's top level while it loads).
+//
+// A port that was posted to while it has a handler gets one listener of the
+// executor's, after the bundle's, which takes each message it delivers off
+// the port's queue (Node delivers a port's messages in the order they were
+// posted; a handler calling stopImmediatePropagation skips it, and the
+// render waits until its deadline). It is removed with the bundle's last
+// handler (Node then stops the port and keeps what arrives), when the port
+// closes (after the messages posted before the close were delivered) and
+// when it is transferred, releasing what was still counted.
+
+const portStates = new WeakMap(); // port of a bundle's MessageChannel -> PortState
+
+class PortState {
+  constructor(port) {
+    this.port = port;
+    this.peer = null; // the other port's PortState
+    // queue has an entry per message posted to port while listening, in
+    // order: the render that counts it, or null.
+    this.queue = [];
+    this.listening = false; // the executor's listener is on port
+    this.closing = false; // closed or transferred: whatever is posted now is never delivered
+    this.delivered = () => this.take();
+    this.closed = () => this.unlisten();
+    this.check = () => this.checkHandlers();
+  }
+
+  // posted: a message was posted to port.
+  posted() {
+    if (this.closing) return;
+    const handlers = this.port.listenerCount('message') - (this.listening ? 1 : 0);
+    if (handlers > 0 && !this.listening) this.listen();
+    if (!this.listening) return;
+    const r = handlers > 0 ? owner() : null;
+    this.queue.push(r);
+    if (r) r.pending++;
+  }
+
+  take() {
+    const r = this.queue.shift();
+    if (r) release(r);
+    // A handler added with once has removed itself: once this delivery's
+    // handlers ran, the bundle may have none left.
+    queueMicrotask(this.check);
+  }
+
+  checkHandlers() {
+    if (this.listening && this.port.listenerCount('message') <= 1) this.unlisten();
+  }
+
+  listen() {
+    this.listening = true;
+    addEventListener.call(this.port, 'message', this.delivered);
+    addEventListener.call(this.port, 'close', this.closed);
+  }
+
+  // unlisten: what is still queued will not reach a handler meanwhile.
+  unlisten() {
+    if (!this.listening) return;
+    this.listening = false;
+    removeEventListener.call(this.port, 'message', this.delivered);
+    removeEventListener.call(this.port, 'close', this.closed);
+    const q = this.queue;
+    this.queue = [];
+    for (const r of q) if (r) release(r);
+  }
+
+  transferred() {
+    this.closing = true;
+    this.unlisten();
+  }
+}
+
+const { addEventListener, removeEventListener } = EventTarget.prototype;
+
+// forgetTransferred: the ports of a transfer list (postMessage's second
+// argument, an array or {transfer}) deliver nothing more here.
+function forgetTransferred(t) {
+  const list = Array.isArray(t) ? t : t && typeof t === 'object' && Array.isArray(t.transfer) ? t.transfer : null;
+  if (!list) return;
+  for (let i = 0; i < list.length; i++) {
+    const st = portStates.get(list[i]);
+    if (st) st.transferred();
+  }
+}
+
+{
+  const NodeMessageChannel = MessageChannel;
+  Object.defineProperty(globalThis, 'MessageChannel', {
+    value: new Proxy(NodeMessageChannel, {
+      construct(target, args, newTarget) {
+        const c = Reflect.construct(target, args, newTarget);
+        const a = new PortState(Object.getOwnPropertyDescriptor(c, 'port1').value);
+        const b = new PortState(Object.getOwnPropertyDescriptor(c, 'port2').value);
+        a.peer = b;
+        b.peer = a;
+        portStates.set(a.port, a);
+        portStates.set(b.port, b);
+        return c;
+      },
+    }),
+    writable: true,
+    configurable: true,
+    enumerable: false,
+  });
+  const proto = MessagePort.prototype;
+  const nodePostMessage = proto.postMessage;
+  const nodeClose = proto.close;
+  Object.defineProperty(proto, 'postMessage', {
+    value: function postMessage(...args) {
+      const result = Reflect.apply(nodePostMessage, this, args);
+      if (args.length > 1) forgetTransferred(args[1]);
+      const st = portStates.get(this);
+      if (st) st.peer.posted();
+      return result;
+    },
+    writable: true,
+    configurable: true,
+    enumerable: true,
+  });
+  Object.defineProperty(proto, 'close', {
+    value: function close(...args) {
+      const st = portStates.get(this);
+      if (st) {
+        st.closing = true;
+        st.peer.closing = true;
+      }
+      return Reflect.apply(nodeClose, this, args);
+    },
+    writable: true,
+    configurable: true,
+    enumerable: true,
+  });
+  // Removing the bundle's last handler removes the executor's listener.
+  const afterRemoval = (fn) => function (...args) {
+    const result = Reflect.apply(fn, this, args);
+    const st = portStates.get(this);
+    if (st) st.checkHandlers();
+    return result;
+  };
+  for (const name of ['removeEventListener', 'removeListener', 'off', 'removeAllListeners']) {
+    Object.defineProperty(proto, name, { value: afterRemoval(proto[name]), writable: true, configurable: true, enumerable: false });
+  }
+  const onmessage = Object.getOwnPropertyDescriptor(proto, 'onmessage');
+  Object.defineProperty(proto, 'onmessage', { ...onmessage, set: afterRemoval(onmessage.set) });
+  const nodeStructuredClone = structuredClone;
+  globalThis.structuredClone = function structuredClone(value, opts) {
+    const copy = Reflect.apply(nodeStructuredClone, undefined, arguments);
+    forgetTransferred(opts);
+    return copy;
+  };
 }
 
 function jsError(r, e) {

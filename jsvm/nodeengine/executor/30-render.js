@@ -395,7 +395,7 @@ class PortState {
   // posted: a message was posted to port.
   posted() {
     if (this.closing) return;
-    const handlers = this.port.listenerCount('message') - (this.listening ? 1 : 0);
+    const handlers = Reflect.apply(listenerCount, this.port, ['message']) - (this.listening ? 1 : 0);
     if (handlers > 0 && !this.listening) this.listen();
     if (!this.listening) return;
     const r = handlers > 0 ? owner() : null;
@@ -412,21 +412,21 @@ class PortState {
   }
 
   checkHandlers() {
-    if (this.listening && this.port.listenerCount('message') <= 1) this.unlisten();
+    if (this.listening && Reflect.apply(listenerCount, this.port, ['message']) <= 1) this.unlisten();
   }
 
   listen() {
     this.listening = true;
-    addEventListener.call(this.port, 'message', this.delivered);
-    addEventListener.call(this.port, 'close', this.closed);
+    Reflect.apply(addEventListener, this.port, ['message', this.delivered]);
+    Reflect.apply(addEventListener, this.port, ['close', this.closed]);
   }
 
   // unlisten: what is still queued will not reach a handler meanwhile.
   unlisten() {
     if (!this.listening) return;
     this.listening = false;
-    removeEventListener.call(this.port, 'message', this.delivered);
-    removeEventListener.call(this.port, 'close', this.closed);
+    Reflect.apply(removeEventListener, this.port, ['message', this.delivered]);
+    Reflect.apply(removeEventListener, this.port, ['close', this.closed]);
     const q = this.queue;
     this.queue = [];
     for (const r of q) if (r) release(r);
@@ -438,7 +438,10 @@ class PortState {
   }
 }
 
+// Node's own, kept before any bundle could replace them on the prototypes
+// its MessagePort shares with the executor.
 const { addEventListener, removeEventListener } = EventTarget.prototype;
+const { listenerCount } = MessagePort.prototype;
 
 // forgetTransferred: the ports of a transfer list (postMessage's second
 // argument, an array or {transfer}) deliver nothing more here.

@@ -476,30 +476,21 @@ function forgetTransferred(t) {
   const proto = MessagePort.prototype;
   const nodePostMessage = proto.postMessage;
   const nodeClose = proto.close;
-  Object.defineProperty(proto, 'postMessage', {
-    value: function postMessage(...args) {
-      const result = Reflect.apply(nodePostMessage, this, args);
-      if (args.length > 1) forgetTransferred(args[1]);
-      const st = portStates.get(this);
-      if (st) st.peer.posted();
-      return result;
-    },
-    writable: true,
-    configurable: true,
-    enumerable: true,
+  const wrap = (name, fn) => Object.defineProperty(proto, name, { ...Object.getOwnPropertyDescriptor(proto, name), value: fn });
+  wrap('postMessage', function postMessage(...args) {
+    const result = Reflect.apply(nodePostMessage, this, args);
+    if (args.length > 1) forgetTransferred(args[1]);
+    const st = portStates.get(this);
+    if (st) st.peer.posted();
+    return result;
   });
-  Object.defineProperty(proto, 'close', {
-    value: function close(...args) {
-      const st = portStates.get(this);
-      if (st) {
-        st.closing = true;
-        st.peer.closing = true;
-      }
-      return Reflect.apply(nodeClose, this, args);
-    },
-    writable: true,
-    configurable: true,
-    enumerable: true,
+  wrap('close', function close(...args) {
+    const st = portStates.get(this);
+    if (st) {
+      st.closing = true;
+      st.peer.closing = true;
+    }
+    return Reflect.apply(nodeClose, this, args);
   });
   // Removing the bundle's last handler removes the executor's listener.
   const afterRemoval = (fn) => function (...args) {

@@ -109,6 +109,7 @@ var cases = []struct {
 	{"IntlMatrix", testIntlMatrix},
 	{"IntlProcessDefaults", testIntlProcessDefaults},
 	{"UnicodePropertyEscapes", testUnicodePropertyEscapes},
+	{"BuiltinsMatchNode", testBuiltinsMatchNode},
 	{"StreamGoldens", testStreamGoldens},
 	{"StreamClientGoneAbortsAndKeepsRuntime", testStreamClientGoneAbortsAndKeepsRuntime},
 	{"StreamRequestGoneWhileWaitingKeepsRuntime", testStreamRequestGoneWhileWaitingKeepsRuntime},

@@ -230,6 +230,9 @@ func (e *Engine) compile(name, source string) (*goja.Program, *inproc.Columns, e
 	if err != nil {
 		return nil, nil, err
 	}
+	if mayUseExponent(source) {
+		rewriteExponents(ast)
+	}
 	prg, err := goja.CompileAST(ast, false)
 	if err != nil {
 		return nil, nil, err

@@ -58,7 +58,10 @@ func (v *vm) useV8Math() error {
 			return v.rt.ToValue(compute(x, c.Argument(1).ToFloat()))
 		}
 	}
-	return v.useV8Radix(layout)
+	if err := v.useV8Radix(layout); err != nil {
+		return err
+	}
+	return v.useV8JSON(layout)
 }
 
 // useV8Radix makes Number.prototype.toString(radix) write V8's digits for a

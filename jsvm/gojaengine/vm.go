@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
 
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/inproc"
@@ -41,6 +42,9 @@ func newVM(h *inproc.Host) (*vm, error) {
 	v.rt.SetMaxCallStackSize(maxCallStackSize)
 	if err := v.useV8Math(); err != nil {
 		return nil, fmt.Errorf("install the render environment: V8's Math: %w", err)
+	}
+	if err := v.installPow(); err != nil {
+		return nil, fmt.Errorf("install the render environment: V8's pow for **: %w", err)
 	}
 	if err := v.guardNatives(); err != nil {
 		return nil, fmt.Errorf("install the render environment: bound the built-in functions: %w", err)
@@ -155,8 +159,18 @@ func (v *vm) RunProgram(p *inproc.Program) (goja.Value, error) {
 	return value, v.error(err)
 }
 
-// RunScript compiles and runs code as a global script.
+// RunScript compiles and runs code as a global script, its `**`
+// operators computing V8's pow (rewriteExponents) as a bundle's do.
 func (v *vm) RunScript(name, code string) (goja.Value, error) {
+	if mayUseExponent(code) {
+		if tree, err := goja.Parse(name, code, parser.WithDisableSourceMaps); err == nil {
+			rewriteExponents(tree)
+			if prg, err := goja.CompileAST(tree, false); err == nil {
+				value, err := v.rt.RunProgram(prg)
+				return value, v.error(err)
+			}
+		}
+	}
 	value, err := v.rt.RunScript(name, code)
 	return value, v.error(err)
 }

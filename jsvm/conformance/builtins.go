@@ -1,0 +1,89 @@
+package conformance
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/gorender/gorender/jsvm"
+)
+
+// builtinsBundle is loaded as a bundle, so that its code goes through the
+// engine's compile step as a bundle's does (goja rewrites `**` there).
+const builtinsBundle = `
+globalThis.powCases = function () {
+  var out = [], xs = [2, 10, 1.1, -3, 0.5, 7.25, 1e-3, 123.456, -0, NaN, Infinity], ys = [0.5, -4, 3.7, 1 / 3, -0.5, 2, 9, -7.5, 0.1, 30];
+  for (var i = 0; i < xs.length; i++) for (var j = 0; j < ys.length; j++) out.push(xs[i] ** ys[j]);
+  var a = 1.1, o = { p: 1.7, q: [2.3] }, k = 'p';
+  a **= 3.7; o.p **= -2.2; o[k] **= 0.3; o.q[0] **= 1.9;
+  out.push(a, o.p, o.q[0], (1 + 0.1) ** (2 * 1.5), 2 ** 3 ** 0.5, (-2) ** 2, 2n ** 64n, { valueOf() { return 1.1 } } ** '3.7');
+  var order = [], x = { valueOf() { order.push('x'); return 1.3 } }, y = { valueOf() { order.push('y'); return 2.9 } };
+  out.push(x ** y, order.join(''));
+  try { 1n ** 2 } catch (e) { out.push(e.name) }
+  return out.map(String).join(' ');
+};
+`
+
+// builtinSnippets are expressions whose value (awaited, as text) Node 20
+// and the engine must give byte for byte; a throw answers its error's name
+// (messages differ by engine).
+var builtinSnippets = []struct{ name, code string }{
+	{"exponent in a bundle", `powCases()`},
+	{"exponent in a rendering request", `[1.1 ** 3.7, 10 ** -4, (0.7 ** 1.3) ** 2.1].join(' ')`},
+	{"JSON.parse out of range", `JSON.stringify([JSON.parse('1e400'), JSON.parse('-1e400'), JSON.parse('[1e309, -2e308, 1e-400, 5e-324]'), JSON.parse('{"a": 123456789012345678901234567890e300}', (k, v) => typeof v === 'number' ? String(v) : v)].map(String))`},
+	{"JSON.stringify replacer array and indent", `JSON.stringify({ a: [1, { b: 2, c: 3 }], b: 'x', 1: 'one', c: { a: 1 } }, ['a', 'b', 1, 'c'], 2)`},
+	{"JSON.stringify replacer function and indent", `JSON.stringify({ a: [1, { b: 2, c: 3 }], b: 'x', d: undefined, e: () => 1, f: new Date(0), g: [undefined, function () {}] }, function (k, v) { return typeof v === 'number' ? v * 2 : k === 'b' ? undefined : v }, '\t')`},
+	{"JSON.stringify indent bounds", `[JSON.stringify({ a: [], b: {}, c: [[]] }, null, 20), JSON.stringify([1, [2]], null, 'abcdefghijklmn'), JSON.stringify({ a: 1 }, null, new Number(3)), JSON.stringify({ a: 1 }, null, new String('--')), JSON.stringify({ a: 1 }, null, -1), JSON.stringify([1, {}], null, 0.9), JSON.stringify({ a: 1 }, null, 'ü→\uD83D\uDE00abcdefghij'), JSON.stringify(['\uD800', 'é\n"'], null, 1)].join('|')`},
+	{"JSON.stringify replacer this and key order", `JSON.stringify({ b: 1, a: { y: 2, x: 3 } }, function (k, v) { return k === '' ? v : Array.isArray(this) + k + ':' + JSON.stringify(v) }, 1)`},
+	{"String isWellFormed and toWellFormed", `['ab\uD800', 'a\uDC00b', '\uD83D\uDE00', '', 'x\uD800\uD800'].map((s) => s.isWellFormed() + ':' + Array.from(s.toWellFormed(), (c) => c.codePointAt(0).toString(16)).join('.')).join(' ') + ' ' + String.prototype.isWellFormed.length + String.prototype.toWellFormed.name + Object.keys(String.prototype).length`},
+	{"Array change-by-copy", `[[3, 1, 2].toSorted().join(), [1, 2].toReversed().join(), [1, 2, 3].toSpliced(1, 1, 'x').join(), [1, 2].with(-1, 9).join(), [1, 2, 3].findLast((x) => x < 3), [1, 2, 3].findLastIndex((x) => x > 5), new Int8Array([3, -1]).toSorted().join(), new Uint8Array([1, 2]).with(0, 7).join()].join(' ')`},
+	{"groupBy and fromAsync as in Node 20", `[typeof Object.groupBy, typeof Map.groupBy, typeof Array.fromAsync].join()`},
+	{"WeakRef", `(() => { const t = { a: 1 }, r = new WeakRef(t); return [r.deref() === t, new WeakRef({ b: 2 }).deref().b, Object.prototype.toString.call(r), typeof WeakRef.prototype.deref, WeakRef.length, WeakRef.name].join() })()`},
+	{"WeakRef errors", `[() => WeakRef({}), () => new WeakRef(1), () => WeakRef.prototype.deref.call({})].map((f) => { try { f(); return 'ok' } catch (e) { return e.name } }).join()`},
+	{"FinalizationRegistry", `(() => { const f = new FinalizationRegistry(() => {}), t = {}, tok = {}; return [f.register(t, 1, tok), f.unregister(tok), f.unregister({}), Object.prototype.toString.call(f), FinalizationRegistry.length, (() => { try { f.register(t, t); return 'ok' } catch (e) { return e.name } })()].join() })()`},
+	{"RegExp d flag", `(() => { const m = new RegExp('a(?<n>b)?(c)', 'dg').exec('xxac'); return JSON.stringify([m.indices, m.indices.groups, new RegExp('a', 'd').hasIndices, new RegExp('a', 'gd').flags]) })()`},
+	{"RegExp emoji properties", `['\\p{Emoji}', '\\p{Extended_Pictographic}', '\\p{Emoji_Presentation}', '\\P{Emoji}'].map((p) => 'a1😀#©'.replace(new RegExp(p, 'gu'), '.')).join(' ')`},
+	{"RegExp case folding under iu", `[/\u212A/iu.test('k'), /ſ/iu.test('S'), /[a-z]/iu.test('\u212A'), /\u212A/i.test('k'), /ß/iu.test('ẞ'), /Σ/iu.test('ς')].join()`},
+	{"Date toString zone name", `[new Date(0).toString(), new Date(1e12).toTimeString(), String(new Date(86400000))].join('|')`},
+	{"structuredClone error is a DOMException", `(() => { try { structuredClone({ f() {} }) } catch (e) { return [e instanceof DOMException, e.name, e.code, e.constructor.name, e instanceof Error].join() } })()`},
+	{"SharedArrayBuffer and Atomics", `(() => { const s = new SharedArrayBuffer(8), a = new Int32Array(s); Atomics.add(a, 0, 5); Atomics.sub(a, 0, 2); return [s.byteLength, Object.prototype.toString.call(s), Atomics.load(a, 0), Atomics.exchange(a, 1, 4), Atomics.compareExchange(a, 1, 4, 9), a.join(), Atomics.isLockFree(4), Object.prototype.toString.call(Atomics)].join() })()`},
+}
+
+// testBuiltinsMatchNode renders every builtinSnippets expression through
+// the engine and in Node 20 (node on PATH, the oracle), and compares the
+// text.
+func testBuiltinsMatchNode(t *testing.T, engine string) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on PATH (scripts/install-node.sh): Node is the oracle")
+	}
+	wrap := func(code string) string {
+		return "(() => { try { return Promise.resolve(" + code + ").then(String, (e) => 'threw ' + e.name) } catch (e) { return 'threw ' + e.name } })()"
+	}
+	var calls []string
+	for _, s := range builtinSnippets {
+		calls = append(calls, wrap(s.code))
+	}
+	script := builtinsBundle + "Promise.all([\n" + strings.Join(calls, ",\n") + "\n]).then((r) => process.stdout.write(JSON.stringify(r)))"
+	out, err := exec.Command(node, "-e", script).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var want []string
+	if err := json.Unmarshal(out, &want); err != nil || len(want) != len(builtinSnippets) {
+		t.Fatalf("node's answer %.300q: %v", out, err)
+	}
+	rt := NewLoaded(t, NodeEngine(t, engine, jsvm.Options{}), "builtins", builtinsBundle)
+	for i, s := range builtinSnippets {
+		t.Run(s.name, func(t *testing.T) {
+			got, err := Eval(t, rt, wrap(s.code))
+			if err != nil {
+				t.Fatalf("error: %v", err)
+			}
+			if got != want[i] {
+				t.Errorf("\ngot  %q\nnode %q", got, want[i])
+			}
+		})
+	}
+}

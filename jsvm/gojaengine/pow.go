@@ -2,8 +2,8 @@ package gojaengine
 
 import (
 	"reflect"
-	"sync"
 	"strings"
+	"sync"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"

@@ -40,6 +40,9 @@ var (
 	envProgram = sync.OnceValues(func() (*goja.Program, error) {
 		return goja.Compile("gorender-env.js", jsenv.Env, true)
 	})
+	builtinsProgram = sync.OnceValues(func() (*goja.Program, error) {
+		return goja.Compile("gorender-builtins-es.js", jsenv.Builtins, true)
+	})
 	bridgeProgram = sync.OnceValues(func() (*goja.Program, error) {
 		return goja.Compile("gorender-bridge.js", jsenv.Bridge, true)
 	})

@@ -46,6 +46,9 @@ func newVM(h *inproc.Host) (*vm, error) {
 	if err := v.installPow(); err != nil {
 		return nil, fmt.Errorf("install the render environment: V8's pow for **: %w", err)
 	}
+	if err := v.installBuiltins(); err != nil {
+		return nil, fmt.Errorf("install the render environment: built-ins: %w", err)
+	}
 	if err := v.guardNatives(); err != nil {
 		return nil, fmt.Errorf("install the render environment: bound the built-in functions: %w", err)
 	}
@@ -91,6 +94,20 @@ func newVM(h *inproc.Host) (*vm, error) {
 		v.ops = append(v.ops, fn)
 	}
 	return v, nil
+}
+
+// installBuiltins runs jsenv.Builtins: the built-ins goja lacks.
+func (v *vm) installBuiltins() error {
+	install, err := v.runCompiled(builtinsProgram)
+	if err != nil {
+		return err
+	}
+	f, ok := goja.AssertFunction(install)
+	if !ok {
+		return errors.New("builtins.js is not a function")
+	}
+	_, err = f(goja.Undefined(), v.rt.ToValue(Name))
+	return err
 }
 
 // runCompiled runs a program compiled once per process.

@@ -29,6 +29,13 @@ import (
 //go:embed env.js
 var Env string
 
+// Builtins is builtins.js: a function of the engine's name that installs
+// the built-ins Node 20 has and the engine lacks, first in every runtime of
+// goja and quickjs (the node engine has V8's own).
+//
+//go:embed builtins.js
+var Builtins string
+
 // Bridge is bridge.js: a function of the bound host functions, the engine's
 // own hooks, the options (JSON), env.js's function and the Node
 // environment's factory, returning the ops of the render flow.

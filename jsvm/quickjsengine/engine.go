@@ -167,12 +167,15 @@ func compileStrip(source, filename string, strip int32) ([]byte, error) {
 
 // The environment, compiled once per process. Its own source text is left
 // out: reading the bytecode is part of every new runtime's cost.
-type assetBytecode struct{ engine, bridge, env []byte }
+type assetBytecode struct{ builtins, engine, bridge, env []byte }
 
 var (
 	assets = sync.OnceValues(func() (assetBytecode, error) {
 		var a assetBytecode
 		var err error
+		if a.builtins, err = compileStrip(jsenv.Builtins, "gorender-builtins-es.js", lib.MJS_STRIP_SOURCE); err != nil {
+			return a, err
+		}
 		if a.engine, err = compileStrip(engineSource, "gorender-quickjs.js", lib.MJS_STRIP_SOURCE); err != nil {
 			return a, err
 		}

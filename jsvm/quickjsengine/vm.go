@@ -85,6 +85,16 @@ func newVM(e *Engine, h *inproc.Host) (v *vm, err error) {
 	if err := x.useV8Math(); err != nil {
 		return nil, fmt.Errorf("install the render environment: V8's Math: %w", err)
 	}
+	builtins, err := v.evalBytecode(a.builtins)
+	if err != nil {
+		return nil, fmt.Errorf("install the render environment: built-ins: %w", err)
+	}
+	done, err := builtins.CallValue(quickjs.UndefinedValue, Name)
+	qjsFree(&builtins)
+	if err != nil {
+		return nil, fmt.Errorf("install the render environment: built-ins: %w", err)
+	}
+	qjsFree(&done)
 	if err := qvm.RegisterFunc("__gorender_host", v.dispatch, false); err != nil {
 		return nil, fmt.Errorf("install the render environment: %w", err)
 	}

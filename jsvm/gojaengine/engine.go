@@ -233,7 +233,7 @@ func (e *Engine) compile(name, source string) (*goja.Program, *inproc.Columns, e
 	if err != nil {
 		return nil, nil, err
 	}
-	if mayUseExponent(source) {
+	if transform.MayUseExponent(source) {
 		rewriteExponents(ast)
 	}
 	prg, err := goja.CompileAST(ast, false)

@@ -2,81 +2,20 @@ package gojaengine
 
 import (
 	"reflect"
-	"strings"
-	"sync"
 
-	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/token"
 )
 
 // powName is the global function the bundle's `**` operators call once
-// rewritten (rewriteExponents): goja's own operator computes Go's math.Pow,
-// whose last bits differ from V8's for about a third of real exponents.
-// goja's instructions cannot be replaced from outside the package, so the
-// operator becomes a call of V8's pow at the AST, which keeps the
-// operands' positions for stacks and source maps.
+// rewritten (rewriteExponents), defined by jsvm/jsenv/builtins.js: goja's
+// own operator computes Go's math.Pow, whose last bits differ from V8's
+// for about a third of real exponents. goja's instructions cannot be
+// replaced from outside the package, so the operator becomes a call of
+// V8's pow at the AST, which keeps the operands' positions for stacks and
+// source maps.
 const powName = "__gorender_pow"
-
-// powSource makes the function: both operands go through ToNumber once,
-// in order, and numbers get V8's pow (Math.pow as installed by useV8Math,
-// captured before any bundle can replace it); BigInts get goja's own
-// operator, which also throws the TypeError of a mixed pair. (An object
-// whose valueOf answers a BigInt throws a TypeError here: unary plus, not
-// ToNumeric, which goja's unary minus runs twice on an object.)
-const powSource = `(function (pow) {
-  return function (x, y) {
-    if (typeof x !== 'number' && typeof x !== 'bigint') x = +x;
-    if (typeof y !== 'number' && typeof y !== 'bigint') y = +y;
-    return typeof x === 'number' && typeof y === 'number' ? pow(x, y) : x ** y;
-  };
-})`
-
-var powProgram = sync.OnceValues(func() (*goja.Program, error) {
-	return goja.Compile("gorender-pow.js", powSource, true)
-})
-
-// installPow defines powName on the global object: not enumerable,
-// writable or configurable, so that no bundle replaces it and the
-// per-render clearing of globals leaves it.
-func (v *vm) installPow() error {
-	mk, err := v.runCompiled(powProgram)
-	if err != nil {
-		return err
-	}
-	f, _ := goja.AssertFunction(mk)
-	pow, err := f(goja.Undefined(), v.rt.Get("Math").ToObject(v.rt).Get("pow"))
-	if err != nil {
-		return err
-	}
-	return v.rt.GlobalObject().DefineDataProperty(powName, pow, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
-}
-
-// mayUseExponent reports whether source may hold a `**` operator: a `**`
-// with neither `*` nor `/` on either side (a comment's `/**`, `**/` and
-// `****` banners are not operators). A false positive costs a walk of the
-// AST, nothing else.
-func mayUseExponent(source string) bool {
-	for i := 0; ; {
-		j := strings.Index(source[i:], "**")
-		if j < 0 {
-			return false
-		}
-		j += i
-		before, after := byte(' '), byte(' ')
-		if j > 0 {
-			before = source[j-1]
-		}
-		if j+2 < len(source) {
-			after = source[j+2]
-		}
-		if before != '*' && before != '/' && after != '*' && after != '/' {
-			return true
-		}
-		i = j + 1
-	}
-}
 
 // rewriteExponents replaces, in place, every `x ** y` of the program by
 // powName(x, y), and every `x **= y` whose target can be read twice

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/inproc"
+	"github.com/gorender/gorender/jsvm/jsenv"
+	"github.com/gorender/gorender/jsvm/transform"
 )
 
 // vm is a goja runtime as the render flow uses it (inproc.VM).
@@ -42,9 +44,6 @@ func newVM(h *inproc.Host) (*vm, error) {
 	v.rt.SetMaxCallStackSize(maxCallStackSize)
 	if err := v.useV8Math(); err != nil {
 		return nil, fmt.Errorf("install the render environment: V8's Math: %w", err)
-	}
-	if err := v.installPow(); err != nil {
-		return nil, fmt.Errorf("install the render environment: V8's pow for **: %w", err)
 	}
 	if err := v.installBuiltins(); err != nil {
 		return nil, fmt.Errorf("install the render environment: built-ins: %w", err)
@@ -106,7 +105,7 @@ func (v *vm) installBuiltins() error {
 	if !ok {
 		return errors.New("builtins.js is not a function")
 	}
-	_, err = f(goja.Undefined(), v.rt.ToValue(Name))
+	_, err = f(goja.Undefined(), v.rt.ToValue(Name), v.rt.ToValue(jsenv.BuiltinsZoneName()))
 	return err
 }
 
@@ -179,7 +178,7 @@ func (v *vm) RunProgram(p *inproc.Program) (goja.Value, error) {
 // RunScript compiles and runs code as a global script, its `**`
 // operators computing V8's pow (rewriteExponents) as a bundle's do.
 func (v *vm) RunScript(name, code string) (goja.Value, error) {
-	if mayUseExponent(code) {
+	if transform.MayUseExponent(code) {
 		if tree, err := goja.Parse(name, code, parser.WithDisableSourceMaps); err == nil {
 			rewriteExponents(tree)
 			if prg, err := goja.CompileAST(tree, false); err == nil {

@@ -400,7 +400,7 @@ var Functions = []Function{
 		return String(out)
 	}},
 	{"lowerAwait", func(h *Host, a Args) Reply { // (source) → source with await lowered
-		src, _ := transform.LowerAwait("anonymous", a.String(0))
+		src, _ := transform.LowerForQuickJS("anonymous", a.String(0))
 		return String(src)
 	}},
 

@@ -3,8 +3,9 @@
 // installed only where the engine needs it, before anything else runs.
 // Every one looks like V8's: a non-enumerable property, a method without a
 // prototype, V8's name, length and Symbol.toStringTag, a TypeError where
-// V8 throws one. A function of the engine's name.
-(function (engine) {
+// V8 throws one. A function of the engine's name and of the long name of
+// the process's time zone when it is known without Intl (UTC), else ''.
+(function (engine, zoneName) {
   'use strict';
   var g = globalThis;
   function define(o, name, value) {
@@ -21,6 +22,25 @@
     return (typeof v === 'object' && v !== null) || typeof v === 'function' ||
       (typeof v === 'symbol' && Symbol.keyFor(v) === undefined);
   }
+
+  // ---- `**` as V8 computes it -------------------------------------------
+  // goja (its AST, jsvm/gojaengine/pow.go) and quickjs (esbuild's lowering,
+  // jsvm/transform.LowerForQuickJS) turn `x ** y` into a call of this: both
+  // operands through ToNumber once, in order, and numbers to V8's pow
+  // (Math.pow, already V8's when this runs, captured before any bundle can
+  // replace it); BigInts to the engine's own operator, which also throws
+  // the TypeError of a mixed pair. (An object whose valueOf answers a
+  // BigInt throws a TypeError here: unary plus, not ToNumeric, which goja's
+  // unary minus runs twice on an object.) Not writable, enumerable or
+  // configurable: no bundle replaces it, no clearing of globals removes it.
+  var pow = Math.pow;
+  Object.defineProperty(g, '__gorender_pow', {
+    value: function (x, y) {
+      if (typeof x !== 'number' && typeof x !== 'bigint') x = +x;
+      if (typeof y !== 'number' && typeof y !== 'bigint') y = +y;
+      return typeof x === 'number' && typeof y === 'number' ? pow(x, y) : x ** y;
+    },
+  });
 
   // ---- String.prototype.isWellFormed / toWellFormed (ES2024) ------------
   if (typeof String.prototype.isWellFormed !== 'function') {
@@ -196,5 +216,50 @@
     });
     tag(Atomics, 'Atomics');
     define(g, 'Atomics', Atomics);
+  }
+
+  // ---- Date's zone name ---------------------------------------------------
+  // V8 ends toString and toTimeString with the zone's long English name,
+  // "(Coordinated Universal Time)", where goja writes an abbreviation and
+  // quickjs nothing. Outside UTC the name comes from Intl (gorender's, from
+  // CLDR, as V8's from ICU), built on the first such call.
+  var zoneFormat;
+  var zoneOf = function (d) {
+    if (zoneName) return zoneName;
+    if (!zoneFormat) zoneFormat = new Intl.DateTimeFormat('en-US', { timeZoneName: 'long' });
+    var parts = zoneFormat.formatToParts(d);
+    for (var i = 0; i < parts.length; i++) if (parts[i].type === 'timeZoneName') return parts[i].value;
+    return '';
+  };
+  var getTime = Date.prototype.getTime;
+  [['toString', Date.prototype.toString], ['toTimeString', Date.prototype.toTimeString]].forEach(function (m) {
+    var own = m[1];
+    var f = {
+      [m[0]]() {
+        var s = own.call(this);
+        if (s === 'Invalid Date') return s;
+        var open = s.lastIndexOf(' (');
+        if (open >= 0 && s.charCodeAt(s.length - 1) === 41) s = s.slice(0, open);
+        return s + ' (' + zoneOf(new Date(getTime.call(this))) + ')';
+      },
+    }[m[0]];
+    define(Date.prototype, m[0], f);
+  });
+  if (engine === 'quickjs') {
+    // Node 20 has none of these (quickjs has them from later editions).
+    delete Object.groupBy;
+    delete Map.groupBy;
+    delete Promise.withResolvers;
+    // V8 lays JSON.stringify's output out on lines for any number above 0
+    // as its indent, even one that gives no spaces (0.5): quickjs does not.
+    var stringify = JSON.stringify;
+    define(JSON, 'stringify', {
+      stringify(value, replacer, space) {
+        var n = typeof space === 'number' ? space : typeof space === 'object' && space !== null && Object.prototype.toString.call(space) === '[object Number]' ? +space : NaN;
+        if (!(n > 0 && n < 1)) return stringify(value, replacer, space);
+        var s = stringify(value, replacer, 1);
+        return typeof s === 'string' ? s.replace(/\n +/g, '\n') : s;
+      },
+    }.stringify);
   }
 })

@@ -19,6 +19,7 @@ package jsenv
 
 import (
 	_ "embed"
+	"sync"
 
 	"github.com/gorender/gorender/jsvm/intl"
 )
@@ -35,6 +36,19 @@ var Env string
 //
 //go:embed builtins.js
 var Builtins string
+
+// BuiltinsZoneName is builtins.js's second argument: the long English name
+// of the process's time zone (what V8 ends Date's toString with) when it is
+// UTC, which needs no Intl; "" for any other zone. An unknown zone is UTC,
+// as for ICU.
+var BuiltinsZoneName = sync.OnceValue(func() string {
+	_, tz := intl.ProcessDefaults()
+	switch tz {
+	case "", "UTC", "Etc/UTC", "Etc/Universal", "Universal", "Etc/Zulu", "Zulu", "Etc/UCT", "UCT":
+		return "Coordinated Universal Time"
+	}
+	return ""
+})
 
 // Bridge is bridge.js: a function of the bound host functions, the engine's
 // own hooks, the options (JSON), env.js's function and the Node

@@ -17,7 +17,7 @@
 // itself; QuickJS has no such hook. quickjs.js wraps Promise.prototype.then,
 // and await, which QuickJS runs without calling then, is lowered to
 // then-based code by esbuild when a program is compiled, when it contains
-// await (transform.LowerAwait): so AsyncLocalStorage and per-render console
+// await (transform.LowerForQuickJS): so AsyncLocalStorage and per-render console
 // history work as on goja. QuickJS itself parses async functions, async
 // generators and for await natively (Engine.nativeAsync turns the lowering
 // off, for tests).
@@ -102,7 +102,7 @@ func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
 		src = transform.WrapModule(src)
 	}
 	if !e.nativeAsync {
-		src, p.lowered = transform.LowerAwait(name+".js", src)
+		src, p.lowered = transform.LowerForQuickJS(name+".js", src)
 	}
 	bc, err := compile(src, name+".js")
 	if err != nil {
@@ -117,7 +117,7 @@ func (e *Engine) Compile(name, path, source string) (jsvm.Program, error) {
 			if module {
 				source, chain = transform.WrapModule(source), append(chain, transform.ModulePositions{})
 			}
-			code, positions, err := transform.LowerAwaitPositions(name+".js", source)
+			code, positions, err := transform.LowerForQuickJSPositions(name+".js", source)
 			if err != nil {
 				return "", nil, err
 			}

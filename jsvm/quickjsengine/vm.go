@@ -11,6 +11,7 @@ import (
 	"modernc.org/quickjs"
 
 	"github.com/gorender/gorender/jsvm/inproc"
+	"github.com/gorender/gorender/jsvm/jsenv"
 	"github.com/gorender/gorender/jsvm/transform"
 )
 
@@ -89,7 +90,7 @@ func newVM(e *Engine, h *inproc.Host) (v *vm, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("install the render environment: built-ins: %w", err)
 	}
-	done, err := builtins.CallValue(quickjs.UndefinedValue, Name)
+	done, err := builtins.CallValue(quickjs.UndefinedValue, Name, jsenv.BuiltinsZoneName())
 	qjsFree(&builtins)
 	if err != nil {
 		return nil, fmt.Errorf("install the render environment: built-ins: %w", err)
@@ -177,7 +178,7 @@ func (v *vm) RunProgram(p *inproc.Program) (quickjs.Value, error) {
 // RunScript evaluates code as a global script named name, with await
 // lowered (see the package comment) and large JSON literals parsed as JSON.
 func (v *vm) RunScript(name, code string) (quickjs.Value, error) {
-	code, _ = transform.LowerAwait(name, compiledCode(code))
+	code, _ = transform.LowerForQuickJS(name, compiledCode(code))
 	return v.evalCode(name, code)
 }
 

@@ -264,7 +264,7 @@ func TestRewrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	bundle := string(js)
-	lowered, _, err := transform.LowerAwaitPositions("b.js", bundle)
+	lowered, _, err := transform.LowerForQuickJSPositions("b.js", bundle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestRewrites(t *testing.T) {
 		if source != bundle {
 			return nil, 0, fmt.Errorf("not the source compiled")
 		}
-		_, p, err := transform.LowerAwaitPositions("b.js", source)
+		_, p, err := transform.LowerForQuickJSPositions("b.js", source)
 		if err != nil {
 			return nil, 0, err
 		}

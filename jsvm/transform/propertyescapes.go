@@ -2,6 +2,9 @@
 
 package transform
 
+//go:generate node unicodeprops.mjs
+//go:generate gofmt -w unicodeprops_gen.go
+
 import (
 	"fmt"
 	"slices"
@@ -11,8 +14,10 @@ import (
 
 // RewritePropertyEscapes replaces the \p{…} and \P{…} escapes of a u-mode
 // regex pattern with explicit character classes built from Go's Unicode
-// tables, for engines whose regex engine lacks them. A property Go has no
-// table for (Emoji, Extended_Pictographic…) is an error naming the gap.
+// tables, for engines whose regex engine lacks them, and, for the binary
+// properties Go has no table for (Emoji, Extended_Pictographic, Cased…),
+// from Node's (unicodeprops_gen.go). A property neither has is an error
+// naming the gap.
 func RewritePropertyEscapes(pattern string) (string, error) {
 	var b strings.Builder
 	inClass := false
@@ -139,6 +144,16 @@ func propertyRanges(name string) ([]runeRange, error) {
 		case "White_Space", "space":
 			tables = []*unicode.RangeTable{unicode.White_Space}
 		default:
+			if alias, ok := nodePropertyAliases[name]; ok {
+				name = alias
+			}
+			if pairs, ok := nodeProperties[name]; ok {
+				rs := make([]runeRange, 0, len(pairs)/2)
+				for i := 0; i+1 < len(pairs); i += 2 {
+					rs = append(rs, runeRange{pairs[i], pairs[i+1]})
+				}
+				return rs, nil
+			}
 			if t, err := categoryTables(name); err == nil {
 				tables = t
 			} else if t, ok := unicode.Properties[name]; ok {

@@ -21,6 +21,10 @@ globalThis.powCases = function () {
   var order = [], x = { valueOf() { order.push('x'); return 1.3 } }, y = { valueOf() { order.push('y'); return 2.9 } };
   out.push(x ** y, order.join(''));
   try { 1n ** 2 } catch (e) { out.push(e.name) }
+  class C { static s = 1.1 ** 1.1; #p = 1.2 ** 1.2; m(z = 1.3 ** 1.3) { return [z, this.#p, ` + "`${1.4 ** 1.4}`" + `]; } get [1.5 ** 1.5]() { return 1; } }
+  var f = (q) => q ** 1.6, obj = { k: 1.7 ** 1.7, [1.8 ** 1.8]: 0 };
+  out.push(C.s, new C().m().join(), f(1.9), obj.k, Object.keys(obj)[1], Object.getOwnPropertyNames(C.prototype)[2], true ? 2.1 ** 2.1 : 0, [...[2.2]].map((v) => v ** v)[0]);
+  label: for (var i = 0; i < 1; i++) { switch (i) { case 0: out.push(2.3 ** 2.3); } }
   return out.map(String).join(' ');
 };
 globalThis.emojiCases = function () {

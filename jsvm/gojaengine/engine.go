@@ -234,7 +234,7 @@ func (e *Engine) compile(name, source string) (*goja.Program, *inproc.Columns, e
 		return nil, nil, err
 	}
 	if transform.MayUseExponent(source) {
-		rewriteExponents(ast)
+		rewriteExponents(ast, source)
 	}
 	prg, err := goja.CompileAST(ast, false)
 	if err != nil {

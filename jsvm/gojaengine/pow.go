@@ -2,10 +2,15 @@ package gojaengine
 
 import (
 	"reflect"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 	"github.com/dop251/goja/token"
+
+	"github.com/gorender/gorender/jsvm/transform"
 )
 
 // powName is the global function the bundle's `**` operators call once
@@ -17,53 +22,108 @@ import (
 // source maps.
 const powName = "__gorender_pow"
 
-// rewriteExponents replaces, in place, every `x ** y` of the program by
-// powName(x, y), and every `x **= y` whose target can be read twice
-// without side effects (an identifier, or a property of an identifier or
-// this by a name, an identifier or a literal) by x = powName(x, y). It
-// reports how many it replaced. A `**=` on any other target (o.f().x **= 2)
-// keeps goja's operator (docs/compatibility.md "Known engine gaps").
-func rewriteExponents(prg *ast.Program) int {
+// rewriteExponents replaces, in place, every `x ** y` of the program
+// parsed from source by powName(x, y), and every `x **= y` whose target
+// can be read twice without side effects (an identifier, or a property of
+// an identifier or this by a name, an identifier or a literal) by
+// x = powName(x, y). It reports how many it replaced. A `**=` on any other
+// target (o.f().x **= 2) keeps goja's operator (docs/compatibility.md
+// "Known engine gaps"). Only the nodes whose source holds a `**` that
+// transform.MayUseExponent would see are walked: the rest of the tree is
+// skipped by its positions.
+func rewriteExponents(prg *ast.Program, source string) int {
+	var ops []int // the offsets of the candidate `**`
+	for i := 0; ; {
+		j := strings.Index(source[i:], "**")
+		if j < 0 {
+			break
+		}
+		if j += i; transform.MayUseExponent(source[max(j-1, 0):min(j+3, len(source))]) {
+			ops = append(ops, j)
+		}
+		i = j + 1
+	}
+	if len(ops) == 0 {
+		return 0
+	}
+	base := 1
+	if prg.File != nil {
+		base = prg.File.Base()
+	}
+	// holds reports whether n's source holds a candidate.
+	holds := func(n ast.Node) bool {
+		lo, hi := int(n.Idx0())-base, int(n.Idx1())-base
+		k, _ := slices.BinarySearch(ops, lo)
+		return k < len(ops) && ops[k] < hi
+	}
 	n := 0
-	fileType := reflect.TypeFor[file.File]()
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {
 		switch v.Kind() {
 		case reflect.Pointer:
-			if !v.IsNil() {
-				walk(v.Elem())
+			if v.IsNil() {
+				return
 			}
+			if node, ok := v.Interface().(ast.Node); ok && !holds(node) {
+				return
+			}
+			walk(v.Elem())
 		case reflect.Interface:
 			if v.IsNil() {
 				return
 			}
 			walk(v.Elem())
-			if e, ok := v.Interface().(ast.Expression); ok && v.CanSet() {
-				if r, ok := powCall(e); ok && reflect.TypeOf(r).AssignableTo(v.Type()) {
+			if t := v.Elem().Type(); (t == binaryType || t == assignType) && v.CanSet() {
+				if r, ok := powCall(v.Interface().(ast.Expression)); ok && reflect.TypeOf(r).AssignableTo(v.Type()) {
 					v.Set(reflect.ValueOf(r))
 					n++
 				}
 			}
 		case reflect.Struct:
-			if v.Type() == fileType {
-				return
-			}
-			for i := 0; i < v.NumField(); i++ {
-				if f := v.Field(i); f.CanSet() {
-					walk(f)
-				}
+			for _, i := range nodeFields(v.Type()) {
+				walk(v.Field(i))
 			}
 		case reflect.Slice:
-			if k := v.Type().Elem().Kind(); k != reflect.Pointer && k != reflect.Interface && k != reflect.Struct {
-				return
-			}
 			for i := 0; i < v.Len(); i++ {
 				walk(v.Index(i))
 			}
 		}
 	}
-	walk(reflect.ValueOf(prg))
+	walk(reflect.ValueOf(prg).Elem())
 	return n
+}
+
+var (
+	binaryType = reflect.TypeFor[*ast.BinaryExpression]()
+	assignType = reflect.TypeFor[*ast.AssignExpression]()
+	fileType   = reflect.TypeFor[file.File]()
+	// fieldsOf caches nodeFields by struct type.
+	fieldsOf sync.Map // reflect.Type -> []int
+)
+
+// nodeFields are the indexes of the fields of the AST struct type t that
+// may hold nodes: exported pointers, interfaces, structs and slices of
+// them, but not a function's DeclarationList (its declarations are in its
+// body too) nor the source file.
+func nodeFields(t reflect.Type) []int {
+	if f, ok := fieldsOf.Load(t); ok {
+		return f.([]int)
+	}
+	var fields []int
+	if t != fileType {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			k := f.Type.Kind()
+			if k == reflect.Slice {
+				k = f.Type.Elem().Kind()
+			}
+			if f.IsExported() && f.Name != "DeclarationList" && (k == reflect.Pointer || k == reflect.Interface || k == reflect.Struct) {
+				fields = append(fields, i)
+			}
+		}
+	}
+	fieldsOf.Store(t, fields)
+	return fields
 }
 
 // powCall is e rewritten as a call of powName, if it is a `**` or a `**=`

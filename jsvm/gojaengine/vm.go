@@ -180,7 +180,7 @@ func (v *vm) RunProgram(p *inproc.Program) (goja.Value, error) {
 func (v *vm) RunScript(name, code string) (goja.Value, error) {
 	if transform.MayUseExponent(code) {
 		if tree, err := goja.Parse(name, code, parser.WithDisableSourceMaps); err == nil {
-			rewriteExponents(tree)
+			rewriteExponents(tree, code)
 			if prg, err := goja.CompileAST(tree, false); err == nil {
 				value, err := v.rt.RunProgram(prg)
 				return value, v.error(err)

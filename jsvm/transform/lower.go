@@ -155,9 +155,10 @@ func mayAwait(source string) bool {
 }
 
 // MayUseExponent reports whether source may hold a `**` operator: a `**`
-// with neither `*` nor `/` on either side (a comment's `/**`, `**/` and
-// `****` banners are not operators). A false positive costs a transform
-// that changes nothing else.
+// with neither `*` nor `/` on either side, nor `(` before it (a comment's
+// `/**`, `**/` and `****` banners, esbuild's `(**` of bundled licenses, are
+// not operators). A false positive costs a transform that changes nothing
+// else.
 func MayUseExponent(source string) bool {
 	for i := 0; ; {
 		j := strings.Index(source[i:], "**")
@@ -172,7 +173,7 @@ func MayUseExponent(source string) bool {
 		if j+2 < len(source) {
 			after = source[j+2]
 		}
-		if before != '*' && before != '/' && after != '*' && after != '/' {
+		if before != '*' && before != '/' && before != '(' && after != '*' && after != '/' {
 			return true
 		}
 		i = j + 1

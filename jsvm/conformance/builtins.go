@@ -39,9 +39,9 @@ globalThis.emojiCases = function () {
 // and the engine must give byte for byte; a throw answers its error's name
 // (messages differ by engine).
 // gaps names, by engine, the snippets on which it still differs from Node,
-// with the reason (docs/compatibility.md "Known engine gaps"): there the
-// test wants a difference, so that closing one makes it fail until the
-// entry goes.
+// with the reason (docs/compatibility.md "Built-ins against Node 20"):
+// there the test wants a difference, so that closing one makes it fail
+// until the entry goes.
 var builtinSnippets = []struct {
 	name, code string
 	gaps       map[string]string
@@ -67,6 +67,11 @@ var builtinSnippets = []struct {
 		map[string]string{"goja": "goja folds cases under /i as under /iu (Unicode simple case folding, not toUpperCase)"}},
 	{"Date toString zone name", `[new Date(0).toString(), new Date(1e12).toTimeString(), String(new Date(86400000))].join('|')`, nil},
 	{"structuredClone error is a DOMException", `(() => { try { structuredClone({ f() {} }) } catch (e) { return [e instanceof DOMException, e.name, e.code, e.constructor.name, e instanceof Error].join() } })()`, nil},
+	{"template objects are frozen", `(() => { function tag(s) { return [Object.isFrozen(s), Object.isFrozen(s.raw), s.raw[0]] } return tag` + "`a\\n${1}b`" + `.join() })()`, nil},
+	{"resizable ArrayBuffer", `(() => { const b = new ArrayBuffer(2, { maxByteLength: 8 }); b.resize(4); return [b.byteLength, b.resizable, b.maxByteLength, new Uint8Array(b).length].join() })()`,
+		map[string]string{"goja": "goja's ArrayBuffer has a fixed length (an engine change)"}},
+	{"arguments and caller of a sloppy function", `(() => { function f() { return [typeof f.arguments, f.arguments && f.arguments.length, typeof f.caller] } function g() { return f(1, 2) } return g().join() })()`,
+		map[string]string{"goja": "the engine keeps no activation a function object could read", "quickjs": "the engine keeps no activation a function object could read"}},
 	{"SharedArrayBuffer and Atomics", `(() => { const s = new SharedArrayBuffer(8), a = new Int32Array(s); Atomics.add(a, 0, 5); Atomics.sub(a, 0, 2); return [s.byteLength, Object.prototype.toString.call(s), Atomics.load(a, 0), Atomics.exchange(a, 1, 4), Atomics.compareExchange(a, 1, 4, 9), a.join(), Atomics.isLockFree(4), Object.prototype.toString.call(Atomics)].join() })()`, nil},
 }
 

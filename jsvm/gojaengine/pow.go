@@ -27,8 +27,8 @@ const powName = "__gorender_pow"
 // can be read twice without side effects (an identifier, or a property of
 // an identifier or this by a name, an identifier or a literal) by
 // x = powName(x, y). It reports how many it replaced. A `**=` on any other
-// target (o.f().x **= 2) keeps goja's operator (docs/compatibility.md
-// "Known engine gaps"). Only the nodes whose source holds a `**` that
+// target (o.f().x **= 2) keeps goja's operator
+// (docs/compatibility.md "Built-ins against Node 20"). Only the nodes whose source holds a `**` that
 // transform.MayUseExponent would see are walked: the rest of the tree is
 // skipped by its positions.
 func rewriteExponents(prg *ast.Program, source string) int {

@@ -1,6 +1,7 @@
 // Built-ins that Node 20 has and an in-process engine lacks or gets wrong
-// (docs/compatibility.md "Known engine gaps"), for goja and quickjs, each
-// installed only where the engine needs it, before anything else runs.
+// (docs/compatibility.md "Built-ins against Node 20"), for goja and
+// quickjs, each installed only where the engine needs it, before anything
+// else runs.
 // Every one looks like V8's: a non-enumerable property, a method without a
 // prototype, V8's name, length and Symbol.toStringTag, a TypeError where
 // V8 throws one. A function of the engine's name and of the long name of
@@ -16,6 +17,16 @@
   }
   function tag(o, name) {
     Object.defineProperty(o, Symbol.toStringTag, { value: name, writable: false, enumerable: false, configurable: true });
+  }
+  // lazy defines the global name as make's value, made the first time the
+  // global is read or written: a runtime whose pages never touch it pays
+  // one accessor (it reads as a data property once touched, as V8's).
+  function lazy(name, make) {
+    Object.defineProperty(g, name, {
+      get: function () { var v = make(); define(g, name, v); return v; },
+      set: function (v) { define(g, name, v); },
+      enumerable: false, configurable: true,
+    });
   }
   // CanBeHeldWeakly: an object, or a symbol not in the global registry.
   function weakly(v) {
@@ -83,7 +94,7 @@
   // that made it (V8 keeps it until the job ends), and its cleanup
   // callbacks run as soon as a count drops to zero, where V8's wait for a
   // collection that a render seldom sees: it gets these too.
-  if (typeof g.WeakRef !== 'function' || engine === 'quickjs') {
+  if (typeof g.WeakRef !== 'function' || engine === 'quickjs') lazy('WeakRef', function () {
     var WeakRef = class WeakRef {
       #target;
       constructor(target) {
@@ -93,9 +104,9 @@
       deref() { return this.#target; }
     };
     tag(WeakRef.prototype, 'WeakRef');
-    define(g, 'WeakRef', WeakRef);
-  }
-  if (typeof g.FinalizationRegistry !== 'function' || engine === 'quickjs') {
+    return WeakRef;
+  });
+  if (typeof g.FinalizationRegistry !== 'function' || engine === 'quickjs') lazy('FinalizationRegistry', function () {
     // Only the unregister tokens are kept (weakly where a WeakMap can key
     // them), to answer unregister: no callback ever runs.
     var FinalizationRegistry = class FinalizationRegistry {
@@ -120,15 +131,15 @@
       }
     };
     tag(FinalizationRegistry.prototype, 'FinalizationRegistry');
-    define(g, 'FinalizationRegistry', FinalizationRegistry);
-  }
+    return FinalizationRegistry;
+  });
 
   // ---- SharedArrayBuffer and Atomics (ES2017) -----------------------------
   // A runtime has one thread, so a SharedArrayBuffer is an ArrayBuffer that
   // says it is shared (typed arrays take it as they take any buffer), and
   // Atomics are the plain operations; Atomics.wait, which could only wait
   // for its whole timeout, throws as on a browser's main thread.
-  if (typeof g.SharedArrayBuffer !== 'function') {
+  if (typeof g.SharedArrayBuffer !== 'function') lazy('SharedArrayBuffer', function () {
     var byteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
     var shared = new WeakSet();
     var thisShared = function (v, name) {
@@ -159,9 +170,9 @@
       },
     });
     tag(sproto, 'SharedArrayBuffer');
-    define(g, 'SharedArrayBuffer', SharedArrayBuffer);
-  }
-  if (typeof g.Atomics !== 'object') {
+    return SharedArrayBuffer;
+  });
+  if (typeof g.Atomics !== 'object') lazy('Atomics', function () {
     var integer = ['Int8Array', 'Uint8Array', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'BigInt64Array', 'BigUint64Array'];
     var typedTag = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Int8Array.prototype), Symbol.toStringTag).get;
     var check = function (ta, i, waitable) {
@@ -215,8 +226,8 @@
       Object.defineProperty(Atomics[name], 'name', { value: name });
     });
     tag(Atomics, 'Atomics');
-    define(g, 'Atomics', Atomics);
-  }
+    return Atomics;
+  });
 
   // ---- Date's zone name ---------------------------------------------------
   // V8 ends toString and toTimeString with the zone's long English name,

@@ -72,6 +72,7 @@ var builtinSnippets = []struct {
 		map[string]string{"goja": "goja's ArrayBuffer has a fixed length (an engine change)"}},
 	{"arguments and caller of a sloppy function", `(() => { function f() { return [typeof f.arguments, f.arguments && f.arguments.length, typeof f.caller] } function g() { return f(1, 2) } return g().join() })()`,
 		map[string]string{"goja": "the engine keeps no activation a function object could read", "quickjs": "the engine keeps no activation a function object could read"}},
+	{"Error.captureStackTrace", `(() => { const o = { name: 'E', message: 'm' }; Error.captureStackTrace(o); const d = Object.getOwnPropertyDescriptor(o, 'stack'); class A extends Error { constructor(m) { super(m); this.name = 'A'; Error.captureStackTrace(this, A) } } const a = new A('x'); return [typeof o.stack, o.stack.split('\n')[0], Object.keys(o), typeof d.value, d.writable, d.enumerable, d.configurable, Error.captureStackTrace.length, a.stack.split('\n')[0], Object.keys(a), (() => { try { Error.captureStackTrace(1) } catch (e) { return e.name } })()].join() })()`, nil},
 	{"SharedArrayBuffer and Atomics", `(() => { const s = new SharedArrayBuffer(8), a = new Int32Array(s); Atomics.add(a, 0, 5); Atomics.sub(a, 0, 2); return [s.byteLength, Object.prototype.toString.call(s), Atomics.load(a, 0), Atomics.exchange(a, 1, 4), Atomics.compareExchange(a, 1, 4, 9), a.join(), Atomics.isLockFree(4), Object.prototype.toString.call(Atomics)].join() })()`, nil},
 }
 

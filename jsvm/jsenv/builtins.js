@@ -85,6 +85,25 @@
     });
   }
 
+  // ---- Error.captureStackTrace (V8's own) ---------------------------------
+  // Libraries written for Node call it unguarded in their error classes. It
+  // gives error a non-enumerable, writable stack: V8's header (the error's
+  // toString) over the engine's frames, less this function's own (the
+  // frames are the engine's, as in every stack, and constructorOpt does not
+  // cut them).
+  if (typeof Error.captureStackTrace !== 'function') {
+    var errorToString = Error.prototype.toString;
+    methods(Error, {
+      captureStackTrace(error, constructorOpt) {
+        if (Object(error) !== error) throw new TypeError('invalid_argument');
+        var frames = String(new Error().stack || '').split('\n').slice(2);
+        Object.defineProperty(error, 'stack', {
+          value: [errorToString.call(error)].concat(frames).join('\n'), writable: true, enumerable: false, configurable: true,
+        });
+      },
+    });
+  }
+
   // ---- WeakRef and FinalizationRegistry (ES2021) --------------------------
   // A WeakRef holds its target for as long as the WeakRef itself lives, and
   // a FinalizationRegistry never calls its cleanup callback: both are what

@@ -75,6 +75,9 @@
       Object.defineProperty(Wrapped, 'length', { value: Native.length });
       Object.defineProperty(Wrapped, 'prototype', { value: Native.prototype });
       Object.setPrototypeOf(Wrapped, name === 'Error' ? Object.getPrototypeOf(Native) : g.Error);
+      // Error.captureStackTrace (jsvm/jsenv/builtins.js) stays on Error.
+      var capture = Object.getOwnPropertyDescriptor(Native, 'captureStackTrace');
+      if (capture) Object.defineProperty(Wrapped, 'captureStackTrace', capture);
       Object.defineProperty(Native.prototype, 'constructor', { value: Wrapped, writable: true, configurable: true });
       Object.defineProperty(g, name, { value: Wrapped, writable: true, configurable: true });
     });

@@ -155,10 +155,12 @@ func mayAwait(source string) bool {
 }
 
 // MayUseExponent reports whether source may hold a `**` operator: a `**`
-// with neither `*` nor `/` on either side, nor `(` before it (a comment's
-// `/**`, `**/` and `****` banners, esbuild's `(**` of bundled licenses, are
-// not operators). A false positive costs a transform that changes nothing
-// else.
+// with neither `*`, `/`, `(` nor a quote next to it, and space on both
+// sides or on neither, as formatters and minifiers write the operator. A
+// comment's `/**`, `**/` and `****` banners, esbuild's `(**` of bundled
+// licenses, and Markdown's bold in a string (" **bold** ", "**bold**") are
+// not operators. A false positive costs a transform that changes nothing
+// else; an operator written otherwise (`a **b`) keeps the engine's own.
 func MayUseExponent(source string) bool {
 	for i := 0; ; {
 		j := strings.Index(source[i:], "**")
@@ -173,12 +175,14 @@ func MayUseExponent(source string) bool {
 		if j+2 < len(source) {
 			after = source[j+2]
 		}
-		if before != '*' && before != '/' && before != '(' && after != '*' && after != '/' {
+		if !strings.ContainsRune("*/(\"'`", rune(before)) && !strings.ContainsRune("*/\"'`", rune(after)) && isSpace(before) == isSpace(after) {
 			return true
 		}
 		i = j + 1
 	}
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 var quickjsUnsupported = map[string]bool{"async-await": false, "async-generator": false, "for-await": false, "exponent-operator": false}
 

@@ -84,8 +84,8 @@ func (x qjsRaw) useV8Math() error {
 // writes V8's digits for a number and a radix other than 10, QuickJS's
 // differing in the last digits for radices that are not powers of two. It
 // calls QuickJS's own toString, which it holds as its function data, for
-// everything else: no radix or radix 10, an invalid radix, a radix that is
-// an object (whose valueOf must run once), a this that is not a number.
+// everything else: no radix or radix 10, an invalid radix, a this that is
+// neither a number nor a Number object.
 func (x qjsRaw) useV8Radix(global *quickjs.Value) error {
 	get := func(obj *quickjs.Value, name string) (quickjs.Value, error) {
 		p := x.cBytes(name)
@@ -114,16 +114,24 @@ func (x qjsRaw) useV8Radix(global *quickjs.Value) error {
 	if err != nil {
 		return err
 	}
+	valueOf, err := get(&proto, "valueOf")
+	if err != nil {
+		own.Free()
+		return err
+	}
 	var slot lib.TJSValue
-	data := libc.Xmalloc(x.tls, libc.Tsize_t(unsafe.Sizeof(slot)))
+	data := libc.Xmalloc(x.tls, libc.Tsize_t(2*unsafe.Sizeof(slot)))
 	if data == 0 {
 		own.Free()
+		valueOf.Free()
 		return errOOM
 	}
 	*(*lib.TJSValue)(cptr(data)) = qjsRawValue(&own)
-	fn := lib.XJS_NewCFunctionData(x.tls, x.ctx, qjsFuncPtr(qjsNumberToString), 1, 0, 1, data) // holds its own reference
+	*(*lib.TJSValue)(cptr(data + unsafe.Sizeof(slot))) = qjsRawValue(&valueOf)
+	fn := lib.XJS_NewCFunctionData(x.tls, x.ctx, qjsFuncPtr(qjsNumberToString), 1, 0, 2, data) // holds its own references
 	x.free(data)
 	own.Free()
+	valueOf.Free()
 	if qjsIsException(fn) {
 		exc := x.exception()
 		exc.Free()
@@ -148,30 +156,59 @@ func (x qjsRaw) useV8Radix(global *quickjs.Value) error {
 }
 
 // qjsNumberToString is the C function useV8Radix installs; data[0] is
-// QuickJS's own Number.prototype.toString.
+// QuickJS's own Number.prototype.toString, data[1] its own
+// Number.prototype.valueOf (a Number object's number, as the specification's
+// thisNumberValue reads it: no JavaScript runs).
 func qjsNumberToString(tls *libc.TLS, ctx uintptr, this lib.TJSValue, argc int32, argv uintptr, _ int32, data uintptr) lib.TJSValue {
 	own := *(*lib.TJSValue)(cptr(data))
+	valueOf := *(*lib.TJSValue)(cptr(data + unsafe.Sizeof(own)))
 	isNumber := func(v lib.TJSValue) bool {
 		t := qjsNormTag(v)
 		return t == lib.EJS_TAG_INT || t == lib.EJS_TAG_FLOAT64
 	}
-	if argc < 1 || !isNumber(this) {
+	if argc < 1 {
 		return lib.XJS_Call(tls, ctx, own, this, argc, argv)
 	}
 	arg := *(*lib.TJSValue)(cptr(argv))
-	switch qjsNormTag(arg) {
-	case lib.EJS_TAG_UNDEFINED, lib.EJS_TAG_OBJECT:
+	if qjsNormTag(arg) == lib.EJS_TAG_UNDEFINED {
 		return lib.XJS_Call(tls, ctx, own, this, argc, argv)
 	}
-	// Both are primitives: converting them runs no JavaScript.
+	if qjsNormTag(this) == lib.EJS_TAG_OBJECT && lib.XJS_GetClassID(tls, this) == lib.EJS_CLASS_NUMBER {
+		if this = lib.XJS_Call(tls, ctx, valueOf, this, 0, 0); qjsIsException(this) {
+			return this
+		}
+	}
+	if !isNumber(this) {
+		return lib.XJS_Call(tls, ctx, own, this, argc, argv)
+	}
+	// The radix is converted once, in order after this (an object's
+	// valueOf runs here, and QuickJS's own is then given its result).
 	bp := tls.Alloc(16)
 	defer tls.Free(16)
-	if lib.XJS_ToFloat64(tls, ctx, bp, this) != 0 || lib.XJS_ToFloat64(tls, ctx, bp+8, arg) != 0 {
+	if lib.XJS_ToFloat64(tls, ctx, bp, this) != 0 {
+		return lib.XJS_Call(tls, ctx, own, this, argc, argv)
+	}
+	object := qjsNormTag(arg) == lib.EJS_TAG_OBJECT
+	if lib.XJS_ToFloat64(tls, ctx, bp+8, arg) != 0 {
+		if object {
+			return qjsException
+		}
 		return lib.XJS_Call(tls, ctx, own, this, argc, argv)
 	}
 	value, radix := *(*float64)(cptr(bp)), math.Trunc(*(*float64)(cptr(bp + 8)))
 	if !(radix >= 2 && radix <= 36) || radix == 10 {
-		return lib.XJS_Call(tls, ctx, own, this, argc, argv)
+		if !object {
+			return lib.XJS_Call(tls, ctx, own, this, argc, argv)
+		}
+		if radix == 10 {
+			return lib.XJS_Call(tls, ctx, own, this, 0, 0)
+		}
+		// An invalid radix: QuickJS's own throws its RangeError for
+		// false (radix 0) as for any other.
+		invalid := tls.Alloc(int(unsafe.Sizeof(arg)))
+		defer tls.Free(int(unsafe.Sizeof(arg)))
+		*(*lib.TJSValue)(cptr(invalid)) = qjsBool(false)
+		return lib.XJS_Call(tls, ctx, own, this, 1, invalid)
 	}
 	s := v8math.FormatRadix(value, int(radix))
 	buf := tls.Alloc(len(s))

@@ -6,6 +6,9 @@ import lib "modernc.org/libquickjs"
 
 // On 32-bit targets a JSValue is NaN-boxed, with the tag in the high word.
 
+// qjsException is JS_EXCEPTION: what a C function returns once it threw.
+var qjsException = lib.TJSValue(uint64(uint32(lib.EJS_TAG_EXCEPTION)) << 32)
+
 // qjsIsException reports whether an engine call failed (JS_EXCEPTION).
 func qjsIsException(v lib.TJSValue) bool { return int32(v>>32) == lib.EJS_TAG_EXCEPTION }
 

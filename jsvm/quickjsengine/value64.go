@@ -8,6 +8,9 @@ import (
 	lib "modernc.org/libquickjs"
 )
 
+// qjsException is JS_EXCEPTION: what a C function returns once it threw.
+var qjsException = lib.TJSValue{Ftag: lib.EJS_TAG_EXCEPTION}
+
 // qjsIsException reports whether an engine call failed (JS_EXCEPTION).
 func qjsIsException(v lib.TJSValue) bool { return v.Ftag == lib.EJS_TAG_EXCEPTION }
 

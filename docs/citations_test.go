@@ -124,7 +124,7 @@ func walkRepository(visit func(path, text string)) error {
 		}
 		if d.IsDir() {
 			switch d.Name() {
-			case ".git", ".bin", "node_modules", "dist":
+			case ".git", ".bin", ".cache", "node_modules", "dist": // .cache: test262, unpacked
 				return filepath.SkipDir
 			}
 			return nil

@@ -2,7 +2,8 @@
 # The whole test suite: formatting, vet, staticcheck, a static cgo-free build,
 # every package's tests (unit and end-to-end against the real binary on the
 # default engine, goja) with the race detector, then the QuickJS engine's
-# tests and the end-to-end suite again on QuickJS, both without it, the
+# tests, test262's sample on Node, goja and quickjs, and the end-to-end
+# suite again on QuickJS, all without it, the
 # end-to-end suite on the node engine (Node.js processes), and a short run
 # of each fuzz target on its committed corpus.
 # Then the deploy checks (helm lint, rendered manifests, Dockerfile lint and
@@ -53,6 +54,13 @@ go test -count=1 -timeout 10m -run 'TestConformance/^Intl(Matrix|ProcessDefaults
 
 step "go test the QuickJS engine (no -race)"
 go test -count=1 -timeout 10m ./jsvm/quickjsengine/
+
+# test262's seeded sample on Node (the reference), goja and quickjs
+# (docs/test262.md): it skips under -race, for QuickJS's sake, so it runs
+# here. It fails on a test Node passes that an engine fails and the
+# committed baseline does not list.
+step "test262 sample (no -race)"
+go test -count=1 -timeout 10m ./jsvm/test262/
 
 # The end-to-end suite once more with every server on QuickJS. Its binary is
 # built without -race for the same reason: with it this step takes over 4

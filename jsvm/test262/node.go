@@ -30,8 +30,8 @@ type NodeHost struct {
 type nodeProc struct {
 	runs int // tests run, for recycleAfter
 	cmd  *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
+	in   io.WriteCloser
+	out  *bufio.Reader
 }
 
 // NewNodeHost starts jobs processes of the Node.js at node; dir holds the

@@ -27,7 +27,7 @@ const (
 	sampleSize = 2500
 	sampleSeed = 262
 	// testTimeout bounds one test in one mode on one host.
-	testTimeout = 10 * time.Second
+	testTimeout = 30 * time.Second
 )
 
 // TestSuite runs test262 on Node (the reference), goja and quickjs and
@@ -36,7 +36,8 @@ const (
 // runner broke), and reports the ones fixed. TEST262 picks the tests: unset
 // the CI sample, "all" the whole suite, else a path prefix
 // ("built-ins/RegExp"); TEST262_JOBS how many run at once (default
-// GOMAXPROCS). The report goes to .cache/test262/report-<what>.md.
+// GOMAXPROCS); TEST262_ENGINES the engines beside Node (default
+// goja,quickjs). The report goes to .cache/test262/report-<what>.md.
 func TestSuite(t *testing.T) {
 	if conformance.RaceEnabled {
 		t.Skip("the race detector slows QuickJS tenfold: scripts/test.sh runs this without -race")
@@ -86,7 +87,11 @@ func TestSuite(t *testing.T) {
 		}
 	}
 
-	hosts := newHosts(t, node, jobs, testTimeout, true)
+	engines := []string{"goja", "quickjs"}
+	if v := os.Getenv("TEST262_ENGINES"); v != "" {
+		engines = strings.Split(v, ",")
+	}
+	hosts := newHosts(t, node, jobs, testTimeout, engines...)
 	for _, h := range hosts {
 		started := time.Now()
 		var progress func(int)
@@ -199,26 +204,25 @@ func findNode(t *testing.T) string {
 	return node
 }
 
-// newHosts are Node, then goja and, with quickjs, quickjs, with the
-// environment a bundle gets by default (RENDERER_STUB_TIMERS=true,
-// RENDERER_SUPPORT_MODULES=false).
-func newHosts(t *testing.T, node string, jobs int, timeout time.Duration, quickjs bool) []Host {
+// newHosts are Node, then the engines named, with the environment a bundle
+// gets by default (RENDERER_STUB_TIMERS=true, RENDERER_SUPPORT_MODULES=false).
+func newHosts(t *testing.T, node string, jobs int, timeout time.Duration, engines ...string) []Host {
 	nodeHost, err := NewNodeHost(node, t.TempDir(), jobs, timeout)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nodeHost.Close)
-	engines := []func() (jsvm.Engine, error){
-		func() (jsvm.Engine, error) {
-			return gojaengine.New(jsvm.Options{StubTimers: true, RegexpMatchTimeout: timeout})
-		},
-	}
-	if quickjs {
-		engines = append(engines, func() (jsvm.Engine, error) { return quickjsengine.New(jsvm.Options{StubTimers: true}) })
-	}
 	hosts := []Host{nodeHost}
-	for _, open := range engines {
-		e, err := open()
+	for _, name := range engines {
+		var e jsvm.Engine
+		switch name {
+		case "goja":
+			e, err = gojaengine.New(jsvm.Options{StubTimers: true, RegexpMatchTimeout: timeout})
+		case "quickjs":
+			e, err = quickjsengine.New(jsvm.Options{StubTimers: true})
+		default:
+			t.Fatalf("engine %q: want goja or quickjs", name)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +266,11 @@ func TestHostsJudge(t *testing.T) {
 	}
 	suite := openSuite(t, repoRoot(t))
 	// A short bound: the async test that never calls $DONE waits for it.
-	for _, h := range newHosts(t, node, 1, 2*time.Second, !conformance.RaceEnabled) {
+	engines := []string{"goja", "quickjs"}
+	if conformance.RaceEnabled {
+		engines = engines[:1] // QuickJS is ten times slower under -race
+	}
+	for _, h := range newHosts(t, node, 1, 2*time.Second, engines...) {
 		for _, c := range cases {
 			test := &Test{Path: "language/judge.js", Source: c.source}
 			if err := test.parseFrontMatter(); err != nil {

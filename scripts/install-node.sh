@@ -5,17 +5,31 @@
 # registry (the node-linux-<arch> package carries the official binary),
 # with npm from Debian's packages if there is no npm yet. Does nothing when
 # that version is already there.
+#
+#   --major 20   a Node.js 20 exactly (test262's reference host): PATH's
+#                node only if it is one, else the pinned one
 set -euo pipefail
 NODE_VERSION=20.20.2
 MIN_MAJOR=20
+exact=""
+if [ "${1:-}" = "--major" ]; then
+  exact=${2:?--major needs a major version}
+  if [ "$exact" != "${NODE_VERSION%%.*}" ]; then
+    echo "install-node.sh: --major $exact: the pinned Node.js is $NODE_VERSION" >&2
+    exit 1
+  fi
+fi
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 
-if node=$(command -v node) && [ "$(major "$node")" -ge "$MIN_MAJOR" ]; then
-  echo "$node"
-  exit 0
+if node=$(command -v node); then
+  m=$(major "$node")
+  if { [ -z "$exact" ] && [ "$m" -ge "$MIN_MAJOR" ]; } || [ "$m" = "$exact" ]; then
+    echo "$node"
+    exit 0
+  fi
 fi
 
 dir="$root/.bin/node-v$NODE_VERSION"

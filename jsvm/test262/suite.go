@@ -13,13 +13,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Archive is the suite's file name in its directory (ArchiveEnv).
@@ -32,6 +35,19 @@ const ArchiveEnv = "GORENDER_TEST262_DIR"
 // DefaultArchiveDir is where a clone beside the shared directory finds the
 // suite, relative to the repository's root.
 const DefaultArchiveDir = "../shared/test262"
+
+// NodeEnv names the reference host's Node.js 20 binary; unset, node on PATH.
+const NodeEnv = "GORENDER_TEST262_NODE"
+
+// SampleArchive is the CI sample, committed in the package's testdata (so
+// CI needs nothing outside the repository): the harness, the sampled tests
+// of Archive, the whole suite's feature counts and test262's LICENSE
+// (BSD-3-Clause). WriteSample makes it.
+const SampleArchive = "testdata/sample-be13516.tar.gz"
+
+// featureCountsFile, in a sample, holds the whole suite's feature counts:
+// one "feature<TAB>count" a line.
+const featureCountsFile = "features.tsv"
 
 // Dirs are the suite's directories that are run, in report order (staging
 // and harness's self-tests are not).
@@ -46,13 +62,14 @@ type Suite struct {
 	featureCount map[string]int // feature -> tests of Dirs that list it
 }
 
-// Unpack unpacks the archive in archiveDir into cacheDir (once: a complete
-// unpack leaves a marker) and opens it.
-func Unpack(archiveDir, cacheDir string) (*Suite, error) {
-	dest := filepath.Join(cacheDir, strings.TrimSuffix(Archive, ".tar.gz"))
+// Unpack unpacks archive (the whole suite, Archive, or the CI sample,
+// SampleArchive) into cacheDir (once: a complete unpack leaves a marker)
+// and opens it.
+func Unpack(archive, cacheDir string) (*Suite, error) {
+	dest := filepath.Join(cacheDir, strings.TrimSuffix(filepath.Base(archive), ".tar.gz"))
 	marker := filepath.Join(dest, ".unpacked")
 	if _, err := os.Stat(marker); err != nil {
-		if err := unpack(filepath.Join(archiveDir, Archive), dest); err != nil {
+		if err := unpack(archive, dest); err != nil {
 			return nil, err
 		}
 		if err := os.WriteFile(marker, nil, 0o644); err != nil {
@@ -141,6 +158,15 @@ func Open(root string) (*Suite, error) {
 			return nil, err
 		}
 		s.harness[filepath.Base(f)] = string(b)
+	}
+	// The CI sample carries the whole suite's feature counts, so that its
+	// tests are grouped as they are in the whole suite (Group).
+	if b, err := os.ReadFile(filepath.Join(root, featureCountsFile)); err == nil {
+		counts, err := parseFeatureCounts(string(b))
+		if err != nil {
+			return nil, err
+		}
+		s.features.Do(func() { s.featureCount = counts })
 	}
 	return s, nil
 }
@@ -373,4 +399,77 @@ func (s *Suite) featureCounts() map[string]int {
 		}
 	})
 	return s.featureCount
+}
+
+// WriteSample writes to w, as a gzipped tar that Unpack reads, the
+// harness, the tests at paths, the suite's feature counts and its LICENSE,
+// in a fixed order with fixed times: the same suite and paths give the same
+// bytes.
+func (s *Suite) WriteSample(w io.Writer, paths []string) error {
+	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(zw)
+	add := func(name string, data []byte) error {
+		h := &tar.Header{Name: "test262/" + name, Mode: 0o644, Size: int64(len(data)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
+	}
+	var names []string
+	for name := range s.harness {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if err := add("harness/"+name, []byte(s.harness[name])); err != nil {
+			return err
+		}
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(filepath.Join(s.Root, "test", filepath.FromSlash(p)))
+		if err != nil {
+			return err
+		}
+		if err := add("test/"+p, b); err != nil {
+			return err
+		}
+	}
+	counts := s.featureCounts()
+	features := slices.Sorted(maps.Keys(counts))
+	var tsv strings.Builder
+	for _, f := range features {
+		fmt.Fprintf(&tsv, "%s\t%d\n", f, counts[f])
+	}
+	if err := add(featureCountsFile, []byte(tsv.String())); err != nil {
+		return err
+	}
+	license, err := os.ReadFile(filepath.Join(s.Root, "LICENSE"))
+	if err != nil {
+		return fmt.Errorf("the suite's LICENSE goes with every copy of its tests: %w", err)
+	}
+	if err := add("LICENSE", license); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// parseFeatureCounts reads featureCountsFile's text.
+func parseFeatureCounts(text string) (map[string]int, error) {
+	counts := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		f, n, ok := strings.Cut(line, "\t")
+		count, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("%s: bad line %q", featureCountsFile, line)
+		}
+		counts[f] = count
+	}
+	return counts, nil
 }

@@ -19,7 +19,10 @@ import (
 	"github.com/gorender/gorender/jsvm/quickjsengine"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/baseline.txt with the failures of this run")
+var (
+	update      = flag.Bool("update", false, "rewrite testdata/baseline.txt with the failures of this run")
+	writeSample = flag.Bool("write-sample", false, "rewrite "+SampleArchive+" from the whole suite (GORENDER_TEST262_DIR)")
+)
 
 const (
 	baselineFile = "testdata/baseline.txt"
@@ -43,9 +46,24 @@ func TestSuite(t *testing.T) {
 		t.Skip("the race detector slows QuickJS tenfold: scripts/test.sh runs this without -race")
 	}
 	root := repoRoot(t)
-	suite := openSuite(t, root)
-	node := findNode(t)
 	what := os.Getenv("TEST262")
+	if *writeSample {
+		writeSampleArchive(t, root)
+		return
+	}
+	var suite *Suite
+	var err error
+	if what == "" {
+		// The CI sample is committed: CI needs nothing outside the
+		// repository.
+		suite, err = Unpack(SampleArchive, filepath.Join(root, ".cache", "test262"))
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		suite = openSuite(t, root)
+	}
+	node := findNode(t)
 	paths, err := suite.Paths()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +72,7 @@ func TestSuite(t *testing.T) {
 	switch what {
 	case "":
 		what = "sample"
-		selected = Sample(paths, sampleSize, sampleSeed)
+		selected = paths
 	case "all":
 		selected = paths
 	default:
@@ -116,9 +134,9 @@ func TestSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := filepath.Join(root, ".cache", "test262", "report-"+what+".md")
-	title := fmt.Sprintf("%s (%d tests of %d, seed %d)", what, len(selected), len(paths), sampleSeed)
-	if what != "sample" {
-		title = fmt.Sprintf("%s (%d tests)", what, len(selected))
+	title := fmt.Sprintf("%s (%d tests)", what, len(selected))
+	if what == "sample" {
+		title = fmt.Sprintf("sample (%d tests of the whole suite's, seed %d)", len(selected), sampleSeed)
 	}
 	if err := WriteFile(report, func(w io.Writer) error { return run.Report(w, title, baseline) }); err != nil {
 		t.Fatal(err)
@@ -151,23 +169,33 @@ func TestSuite(t *testing.T) {
 	}
 }
 
-// openSuite unpacks the suite into the repository's .cache, from the
-// directory GORENDER_TEST262_DIR names (default ../shared/test262 beside
-// the repository). Without it the test is skipped, except under CI=true,
-// where it fails: CI must measure what it claims to.
+// writeSampleArchive rewrites SampleArchive: sampleSize tests of the whole
+// suite chosen with sampleSeed.
+func writeSampleArchive(t *testing.T, root string) {
+	suite := openSuite(t, root)
+	paths, err := suite.Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	picked := Sample(paths, sampleSize, sampleSeed)
+	if err := WriteFile(SampleArchive, func(w io.Writer) error { return suite.WriteSample(w, picked) }); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s: %d tests of %d", SampleArchive, len(picked), len(paths))
+}
+
+// openSuite unpacks the whole suite (asked for by TEST262 or -write-sample)
+// into the repository's .cache, from the directory GORENDER_TEST262_DIR
+// names (default ../shared/test262 beside the repository).
 func openSuite(t *testing.T, root string) *Suite {
 	dir := os.Getenv(ArchiveEnv)
 	if dir == "" {
 		dir = filepath.Join(root, DefaultArchiveDir)
 	}
 	if _, err := os.Stat(filepath.Join(dir, Archive)); err != nil {
-		msg := fmt.Sprintf("test262 not found: %v (set %s to the directory holding %s)", err, ArchiveEnv, Archive)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		t.Fatalf("test262 not found: %v (set %s to the directory holding %s)", err, ArchiveEnv, Archive)
 	}
-	s, err := Unpack(dir, filepath.Join(root, ".cache", "test262"))
+	s, err := Unpack(filepath.Join(dir, Archive), filepath.Join(root, ".cache", "test262"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,22 +221,27 @@ func repoRoot(t *testing.T) string {
 
 // findNode finds the reference host's Node.js on PATH: Node 20, whose pass
 // set the baseline holds (another major passes other tests). Without it the
-// test is skipped, except under CI=true, where it fails.
+// test is skipped, except under CI=true, where it fails. NodeEnv names it
+// where PATH's is another version (scripts/test.sh sets it to
+// `scripts/install-node.sh --major 20`).
 func findNode(t *testing.T) string {
 	skip := t.Skip
 	if os.Getenv("CI") == "true" {
 		skip = t.Fatal
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("no node on PATH: Node.js 20 is the reference host (scripts/install-node.sh)")
+	node := os.Getenv(NodeEnv)
+	if node == "" {
+		var err error
+		if node, err = exec.LookPath("node"); err != nil {
+			skip("no node on PATH: Node.js 20 is the reference host (scripts/install-node.sh --major 20)")
+		}
 	}
 	out, err := exec.Command(node, "-p", "process.versions.node").Output()
 	if err != nil {
 		t.Fatalf("%s: %v", node, err)
 	}
 	if v := strings.TrimSpace(string(out)); !strings.HasPrefix(v, "20.") {
-		skip(fmt.Sprintf("%s is Node.js %s: the reference host is Node.js 20 (scripts/install-node.sh)", node, v))
+		skip(fmt.Sprintf("%s is Node.js %s: the reference host is Node.js 20 (set %s to one: scripts/install-node.sh --major 20)", node, v, NodeEnv))
 	}
 	return node
 }
@@ -273,7 +306,10 @@ func TestHostsJudge(t *testing.T) {
 		// Node detaches; goja and quickjs cannot from JavaScript, and say so.
 		{"detachArrayBuffer", frontMatter("includes: [detachArrayBuffer.js]") + "var b = new ArrayBuffer(8); $DETACHBUFFER(b); assert.sameValue(b.byteLength, 0);", true},
 	}
-	suite := openSuite(t, repoRoot(t))
+	suite, err := Unpack(SampleArchive, filepath.Join(repoRoot(t), ".cache", "test262"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	// A short bound: the async test that never calls $DONE waits for it.
 	engines := []string{"goja", "quickjs"}
 	if conformance.RaceEnabled {

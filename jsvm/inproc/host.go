@@ -487,7 +487,10 @@ var Functions = []Function{
 		return Bytes(hash.Sum(nil))
 	}},
 
-	// Intl (env.js's Intl section, jsvm/intl).
+	// Intl (jsvm/intl: install.js, run by bridge.js, builds it on first use).
+	{"intlInstaller", func(h *Host, a Args) Reply { // () → install.js's function of the host object
+		return RunProgram("intl-install")
+	}},
 	{"intlLoad", func(h *Host, a Args) Reply { // () → Intl's install function
 		intlBuilds.Add(1)
 		return RunProgram("intl")

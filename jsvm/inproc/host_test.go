@@ -33,7 +33,7 @@ func TestHostContract(t *testing.T) {
 		bridgeDefined[m[1]] = true
 	}
 	used := regexp.MustCompile(`(?:state\.host|(?:^|[^.\w])host)\.(\w+)`)
-	sources := map[string]string{"env.js": jsenv.Env}
+	sources := map[string]string{"env.js": jsenv.Env, "install.js": jsenv.Programs["intl-install"]}
 	nodeSources, err := filepath.Glob("../jsenv/node/src/*.js")
 	if err != nil || len(nodeSources) == 0 {
 		t.Fatalf("the Node environment's sources: %v", err)

@@ -10,8 +10,8 @@
 // (golang.org/x/text/cases) and time zones (Go's time zone database).
 //
 // A runtime pays for none of it until its page first touches Intl or a
-// locale-aware built-in (env.js loads it then), and for a locale's data only
-// when that locale is first used.
+// locale-aware built-in (install.js loads it then), and for a locale's data
+// only when that locale is first used.
 package intl
 
 import (
@@ -24,3 +24,10 @@ var source string
 // Source is the bundled JavaScript (dist/intl.js): a script whose completion
 // value is install(host), see src/index.js for the host it expects.
 func Source() string { return source }
+
+//go:embed install.js
+var installer string
+
+// Installer is install.js: a script whose completion value is a function of
+// the host object that installs a lazy Intl in a runtime without one.
+func Installer() string { return installer }

@@ -270,6 +270,9 @@
     }
   }
 
+  // Intl, built on first use (jsvm/intl/install.js): the in-process engines
+  // have none of their own.
+  raw.intlInstaller()(host);
   env = envFactory(options, host);
   if (nodeFactory !== undefined) node = nodeFactory()(host, env);
 

@@ -11,8 +11,8 @@
 //     from node/src and well-kept npm packages by node/build.sh into
 //     node/dist/node-env.js (its CommonJS loader, node/src/modules.js,
 //     serves the node engine too);
-//   - Programs: scripts run in a runtime only when its code first needs
-//     them (Intl, from jsvm/intl).
+//   - Programs: scripts the in-process engines run in a runtime (Intl's
+//     installer and Intl, from jsvm/intl).
 //
 // Engines compile each source once per process.
 package jsenv
@@ -73,6 +73,7 @@ var NodeModules string
 // Programs are scripts a host function runs in a runtime on demand, by
 // name (inproc.Program): each engine compiles one once per process, the
 // first time a runtime needs it, and the host function answers its
-// completion value. Intl's (jsvm/intl) is built in a runtime the first time
-// its page touches Intl (env.js, host.intlLoad).
-var Programs = map[string]string{"intl": intl.Source()}
+// completion value. Intl's installer (jsvm/intl/install.js) runs in every
+// in-process runtime (bridge.js, host.intlInstaller), and Intl itself is
+// built in a runtime the first time its page touches Intl (host.intlLoad).
+var Programs = map[string]string{"intl": intl.Source(), "intl-install": intl.Installer()}

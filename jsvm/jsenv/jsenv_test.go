@@ -27,3 +27,22 @@ func TestSourcesParse(t *testing.T) {
 		t.Error("node-env.js does not start with its build script's banner")
 	}
 }
+
+// env.js is what the node engine sends its processes too, which have Node's
+// own Intl: Intl's lazy installer is the in-process engines' alone
+// (jsvm/intl/install.js, a Program bridge.js runs), so env.js calls no Intl
+// host function and Programs has the installer.
+func TestEnvLeavesIntlToInProcessEngines(t *testing.T) {
+	for _, name := range []string{"intlLoad", "intlLocaleData", "intlCaseMap", "installLazyIntl"} {
+		if strings.Contains(Env, name) {
+			t.Errorf("env.js mentions %s", name)
+		}
+	}
+	if !strings.Contains(Bridge, "raw.intlInstaller()(host)") {
+		t.Error("bridge.js does not run Intl's installer")
+	}
+	prg, err := parser.ParseFile(nil, "intl-install", Programs["intl-install"], 0)
+	if err != nil || len(prg.Body) != 1 {
+		t.Fatalf("Programs[intl-install]: %v", err)
+	}
+}

@@ -502,6 +502,23 @@ var Functions = []Function{
 		}
 		return String(s)
 	}},
+	{"intlLocaleKeys", func(h *Host, a Args) Reply { // (kind, file, path) → a table's keys, joined by "\n"
+		s, err := intl.LocaleKeys(a.String(0), a.String(1), a.String(2))
+		if err != nil {
+			return throwf("Error", "%s", err.Error())
+		}
+		return String(s)
+	}},
+	{"intlLocaleEntry", func(h *Host, a Args) Reply { // (kind, file, path, key) → an entry of a table (JSON text) | undefined
+		s, ok, err := intl.LocaleEntry(a.String(0), a.String(1), a.String(2), a.String(3))
+		if err != nil {
+			return throwf("Error", "%s", err.Error())
+		}
+		if !ok {
+			return Undefined()
+		}
+		return String(s)
+	}},
 	{"intlZoneOffset", func(h *Host, a Args) Reply { // (zone, ms) → [offset, dst] | null
 		off, dst, ok := intl.ZoneOffset(a.String(0), a.Number(1))
 		if !ok {

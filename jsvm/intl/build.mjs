@@ -442,14 +442,16 @@ const patches = [
         to: '\tconst bestFormat = bestFitFormat(options, formats);\n\tconst skeletonFormat = { ...bestFormat };\n',
       },
       {
-        // A format without its own interval formats looked for one by
-        // parsing every interval skeleton of the locale, for each such
-        // format: parse each once.
-        from: '\t\tconst candidate = parseDateTimeSkeleton(key);\n',
-        to: '\t\tconst candidate = parsedIntervalSkeleton(intervalFormats, key);\n',
-        append: 'const parsedIntervalSkeletons = new WeakMap();\nfunction parsedIntervalSkeleton(intervalFormats, key) {\n' +
-          '\tlet m = parsedIntervalSkeletons.get(intervalFormats);\n\tif (!m) parsedIntervalSkeletons.set(intervalFormats, m = new Map());\n' +
-          '\tlet v = m.get(key);\n\tif (!v) m.set(key, v = parseDateTimeSkeleton(key));\n\treturn v;\n}\n',
+        // A format without its own interval formats looks for one among
+        // the locale's interval skeletons (~700), of which it reads the
+        // fields alone: those depend on the skeleton only (skeletonFields,
+        // made once per skeleton, as parseDateTimeSkeleton assigns them),
+        // and the entries are not read (the interval formats stay in Go,
+        // src/index.js: every key but intervalFormatFallback, a string,
+        // holds an object; jsvm/intl's TestLocaleTables checks it), nor the
+        // keys one by one (tableKeys, patches/format-list.js).
+        from: '\tfor (const key of Object.keys(intervalFormats)) {\n\t\tif (typeof intervalFormats[key] !== "object") continue;\n\t\tconst candidate = parseDateTimeSkeleton(key);\n',
+        to: '\tfor (const key of tableKeys(intervalFormats)) {\n\t\tif (key === "intervalFormatFallback") continue;\n\t\tconst candidate = skeletonFields(key);\n',
       },
     ],
   },

@@ -77,28 +77,6 @@ func (a *dataArchive) block(i int) ([]byte, error) {
 	return out, nil
 }
 
-// deferredSubtrees are the parts of a locale's data that LocaleData hands
-// over as JSON text inside a JSON string, which src/index.js parses the first
-// time the polyfill reads them: tables of names (zones, currencies) of which a
-// page uses a few, ~0.4 MB of objects each per locale on goja.
-var deferredSubtrees = map[string][]string{
-	"datetimeformat": {"timeZoneName"},
-	"numberformat":   {"currencies"},
-}
-
-// deferred reports whether the piece that follows tmpl (a template up to a
-// piece's marker) is the value of one of kind's deferred subtrees: a key of
-// the top level, where a template holds each value as one piece (build.mjs
-// cuts datetimeformat and numberformat data at depth 1).
-func deferred(kind, tmpl string) bool {
-	for _, key := range deferredSubtrees[kind] {
-		if strings.HasSuffix(tmpl, `"`+key+`":`) {
-			return true
-		}
-	}
-	return false
-}
-
 // entry assembles the JSON text of one locale file's data from its template.
 func (a *dataArchive) entry(kind, file string) (string, error) {
 	tmpl, ok := a.index.Entries[kind][file]
@@ -114,7 +92,6 @@ func (a *dataArchive) entry(kind, file string) (string, error) {
 			return out.String(), nil
 		}
 		out.WriteString(tmpl[:i])
-		quoted := deferred(kind, tmpl[:i])
 		tmpl = tmpl[i+1:]
 		j := strings.IndexByte(tmpl, '\x02')
 		if j < 0 {
@@ -136,58 +113,6 @@ func (a *dataArchive) entry(kind, file string) (string, error) {
 		if p[1] < 0 || p[2] < 0 || p[1]+p[2] > len(blk) {
 			return "", fmt.Errorf("intl: %s data for %q: piece %d out of range", kind, file, id)
 		}
-		piece := blk[p[1] : p[1]+p[2]]
-		if quoted {
-			q, err := json.Marshal(string(piece))
-			if err != nil {
-				return "", fmt.Errorf("intl: %s data for %q: piece %d: %w", kind, file, id, err)
-			}
-			piece = q
-		}
-		out.Write(piece)
+		out.Write(blk[p[1] : p[1]+p[2]])
 	}
-}
-
-// localeDataCache keeps the assembled data of the locales runtimes asked for
-// last, so that a pool of runtimes on one locale decompresses it once.
-var localeDataCache = struct {
-	sync.Mutex
-	entries map[string]string
-	order   []string
-}{entries: map[string]string{}}
-
-const localeDataCacheSize = 48
-
-// LocaleData is the JSON text of one locale file's data for one polyfill
-// (kind: pluralrules, numberformat, datetimeformat, relativetimeformat,
-// listformat, displaynames), as FormatJS's locale-data/<file>.js would add it,
-// except that the values of deferredSubtrees are strings of their JSON text.
-func LocaleData(kind, file string) (string, error) {
-	key := kind + "/" + file
-	c := &localeDataCache
-	c.Lock()
-	s, ok := c.entries[key]
-	c.Unlock()
-	if ok {
-		return s, nil
-	}
-	a, err := loadArchive()
-	if err != nil {
-		return "", err
-	}
-	s, err = a.entry(kind, file)
-	if err != nil {
-		return "", err
-	}
-	c.Lock()
-	defer c.Unlock()
-	if _, ok := c.entries[key]; !ok {
-		if len(c.order) >= localeDataCacheSize {
-			delete(c.entries, c.order[0])
-			c.order = c.order[1:]
-		}
-		c.entries[key] = s
-		c.order = append(c.order, key)
-	}
-	return s, nil
 }

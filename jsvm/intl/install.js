@@ -7,10 +7,12 @@
 // first time the page touches an Intl member or a locale-aware built-in: a
 // page that never does pays nothing. The program is compiled once per
 // process (host.intlLoad runs it here and returns its install function);
-// a locale's data is loaded the first time it is used.
+// a locale's data is loaded the first time it is used, and its large tables
+// stay in Go, shared by every runtime (data.go, tables.go).
 //
 // A script whose completion value is a function of the host object (built
 // by bridge.js): intlLoad(), intlLocaleData(kind, file),
+// intlLocaleKeys(kind, file, path), intlLocaleEntry(kind, file, path, key),
 // intlZoneOffset(zone, ms), intlDefaultTimeZone(), intlDefaultLocale(),
 // intlCollate(locale, sensitivity, caseFirst, numeric, ignorePunctuation, a,
 // b), intlCaseMap(language, text, upper); engine (name).
@@ -34,6 +36,8 @@
         var install = host.intlLoad();
         install({
           localeData: host.intlLocaleData,
+          localeKeys: host.intlLocaleKeys,
+          localeEntry: host.intlLocaleEntry,
           zoneOffset: host.intlZoneOffset,
           defaultTimeZone: host.intlDefaultTimeZone,
           defaultLocale: host.intlDefaultLocale,

@@ -11,7 +11,8 @@
 //
 // A runtime pays for none of it until its page first touches Intl or a
 // locale-aware built-in (install.js loads it then), and for a locale's data
-// only when that locale is first used.
+// only when that locale is first used; the large tables of a locale's data
+// stay in Go, one copy per process (tables.go).
 package intl
 
 import (

@@ -108,6 +108,10 @@
       return raw.utf8Decode(buf === null ? undefined : buf, Number(off), Number(n), p, !!stream, !!fatal);
     },
     intlLocaleData: function (kind, file) { return raw.intlLocaleData(String(kind), String(file)); },
+    intlLocaleKeys: function (kind, file, path) { return raw.intlLocaleKeys(String(kind), String(file), String(path)); },
+    intlLocaleEntry: function (kind, file, path, key) {
+      return raw.intlLocaleEntry(String(kind), String(file), String(path), String(key));
+    },
     intlZoneOffset: function (zone, ms) { return raw.intlZoneOffset(String(zone), Number(ms)); },
     intlCollate: function (locale, sensitivity, caseFirst, numeric, ignorePunctuation, a, b) {
       return raw.intlCollate(String(locale), String(sensitivity), String(caseFirst), !!numeric, !!ignorePunctuation, String(a), String(b));

@@ -23457,9 +23457,9 @@ Please __addLocaleData before adding additional unit data`);
     }
     const target = parseDateTimeSkeleton(skeleton);
     if (target.hour || target.minute || target.second || target.dayPeriod || target.timeZoneName) return void 0;
-    for (const key of Object.keys(intervalFormats)) {
-      if (typeof intervalFormats[key] !== "object") continue;
-      const candidate = parsedIntervalSkeleton(intervalFormats, key);
+    for (const key of tableKeys(intervalFormats)) {
+      if (key === "intervalFormatFallback") continue;
+      const candidate = skeletonFields(key);
       const numericMonth = (month) => month === "numeric" || month === "2-digit";
       if (numericMonth(target.month) !== numericMonth(candidate.month)) continue;
       if (DATE_TIME_PROPS.every((field) => target[field] !== void 0 === (candidate[field] !== void 0))) return intervalFormats[key];
@@ -23743,7 +23743,7 @@ Please __addLocaleData before adding additional unit data`);
     constructor(patterns, intervals) {
       this.patterns = patterns;
       this.intervals = intervals;
-      this.skeletons = Object.keys(patterns);
+      this.skeletons = tableKeys(patterns);
       this.parsed = /* @__PURE__ */ new Map();
       this.rows = null;
       this.winners = null;
@@ -23767,6 +23767,11 @@ Please __addLocaleData before adding additional unit data`);
       return f;
     }
   };
+  var TABLE_KEYS = /* @__PURE__ */ Symbol.for("gorender.intl.tableKeys");
+  function tableKeys(o) {
+    const keys = o[TABLE_KEYS];
+    return keys === void 0 ? Object.keys(o) : keys;
+  }
   var skeletonRows = /* @__PURE__ */ new Map();
   var rowValues = [void 0];
   function skeletonRow(skeleton) {
@@ -23829,14 +23834,6 @@ Please __addLocaleData before adding additional unit data`);
     }
     formats.winners.set(key, best);
     return formats.format(best);
-  }
-  var parsedIntervalSkeletons = /* @__PURE__ */ new WeakMap();
-  function parsedIntervalSkeleton(intervalFormats, key) {
-    let m = parsedIntervalSkeletons.get(intervalFormats);
-    if (!m) parsedIntervalSkeletons.set(intervalFormats, m = /* @__PURE__ */ new Map());
-    let v = m.get(key);
-    if (!v) m.set(key, v = parseDateTimeSkeleton(key));
-    return v;
   }
 
   // node_modules/@formatjs/intl-relativetimeformat/polyfill-force.js
@@ -29435,27 +29432,67 @@ Please __addLocaleData before adding additional unit data`);
     }
     return v;
   }
-  var deferredSubtrees = { datetimeformat: ["timeZoneName"], numberformat: ["currencies"] };
-  function deferredObject(text) {
-    let parsed = null;
-    const object = () => {
-      if (parsed === null) {
-        parsed = JSON.parse(text);
-        text = null;
-      }
-      return parsed;
-    };
-    return new Proxy(/* @__PURE__ */ Object.create(null), {
-      get: (t, key) => object()[key],
-      has: (t, key) => key in object(),
-      ownKeys: () => Reflect.ownKeys(object()),
-      getOwnPropertyDescriptor(t, key) {
-        const d = Reflect.getOwnPropertyDescriptor(object(), key);
-        if (d) d.configurable = true;
-        return d;
-      }
-    });
+  var TABLE = "@gorender-table:";
+  var TABLE_KEYS2 = /* @__PURE__ */ Symbol.for("gorender.intl.tableKeys");
+  var keyLists = /* @__PURE__ */ new Map();
+  var TABLE_STATE = /* @__PURE__ */ Symbol("table");
+  function localeTable(kind, file, path) {
+    const target = {};
+    target[TABLE_STATE] = { kind, file, path, keys: null, entries: null };
+    return new Proxy(target, tableHandler);
   }
+  function tableKeys2(state) {
+    if (state.keys === null) {
+      const text = host.localeKeys(state.kind, state.file, state.path);
+      let keys = keyLists.get(text);
+      if (!keys) keyLists.set(text, keys = { text: "\n" + text + "\n", list: null });
+      state.keys = keys;
+    }
+    return state.keys;
+  }
+  function tableKeyList(state) {
+    const keys = tableKeys2(state);
+    if (keys.list === null) keys.list = keys.text === "\n\n" ? [] : keys.text.slice(1, -1).split("\n");
+    return keys.list;
+  }
+  function tableHas(state, key) {
+    return typeof key === "string" && key.indexOf("\n") < 0 && tableKeys2(state).text.indexOf("\n" + key + "\n") >= 0;
+  }
+  function tableEntry(state, key) {
+    if (state.entries === null) state.entries = /* @__PURE__ */ new Map();
+    let v = state.entries.get(key);
+    if (v === void 0 && !state.entries.has(key)) {
+      v = JSON.parse(host.localeEntry(state.kind, state.file, state.path, key));
+      state.entries.set(key, v);
+    }
+    return v;
+  }
+  var tableHandler = {
+    get(t, key) {
+      const state = t[TABLE_STATE];
+      if (typeof key === "string") {
+        if (state.entries !== null && state.entries.has(key)) return state.entries.get(key);
+        if (tableHas(state, key)) return tableEntry(state, key);
+      } else if (key === TABLE_KEYS2) {
+        return tableKeyList(state);
+      } else if (key === TABLE_STATE) {
+        return void 0;
+      }
+      return Reflect.get(t, key);
+    },
+    has: (t, key) => tableHas(t[TABLE_STATE], key) || key !== TABLE_STATE && Reflect.has(t, key),
+    ownKeys: (t) => tableKeyList(t[TABLE_STATE]),
+    // A data property whose value is read when it is read: listing the keys
+    // (Object.keys, for-in) parses no entry.
+    getOwnPropertyDescriptor(t, key) {
+      const state = t[TABLE_STATE];
+      if (!tableHas(state, key)) return void 0;
+      return { get: () => tableEntry(state, key), set: void 0, enumerable: true, configurable: true };
+    },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false
+  };
   var tagSets = /* @__PURE__ */ new Map();
   function tagSet(tags) {
     let set = tagSets.get(tags);
@@ -29472,10 +29509,10 @@ Please __addLocaleData before adding additional unit data`);
     const load = (file) => {
       if (loaded.has(file)) return;
       loaded.add(file);
-      const data = JSON.parse(host.localeData(kind, file), kind === "pluralrules" ? revive : void 0);
-      for (const key of deferredSubtrees[kind] || []) {
-        if (typeof data[key] === "string") data[key] = deferredObject(data[key]);
-      }
+      const data = JSON.parse(host.localeData(kind, file), function(key, v) {
+        if (typeof v === "string" && v.startsWith(TABLE)) return localeTable(kind, file, v.slice(TABLE.length));
+        return kind === "pluralrules" ? revive(key, v) : v;
+      });
       loading = file;
       try {
         C.__addLocaleData({ data, locale: file });

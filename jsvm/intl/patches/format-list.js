@@ -11,7 +11,7 @@ class FormatList {
 	constructor(patterns, intervals) {
 		this.patterns = patterns;
 		this.intervals = intervals;
-		this.skeletons = Object.keys(patterns);
+		this.skeletons = tableKeys(patterns);
 		this.parsed = new Map();
 		this.rows = null;
 		this.winners = null;
@@ -34,6 +34,15 @@ class FormatList {
 		}
 		return f;
 	}
+}
+
+// tableKeys is Object.keys(o) of a table of locale data (src/index.js,
+// localeTable), which hands its key list over without being asked about each
+// key (as Object.keys asks a proxy), or of any other object.
+const TABLE_KEYS = Symbol.for("gorender.intl.tableKeys");
+function tableKeys(o) {
+	const keys = o[TABLE_KEYS];
+	return keys === void 0 ? Object.keys(o) : keys;
 }
 
 // skeletonRow is a skeleton's fields as bestFitFormat scores them, one

@@ -3,7 +3,9 @@
 // install() runs nothing calls them: the polyfills only define classes when
 // they load.
 //
-// host: localeData(kind, file) -> JSON text; zoneOffset(zone, ms) ->
+// host: localeData(kind, file) -> JSON text; localeKeys(kind, file, path)
+// -> a table's keys joined by "\n"; localeEntry(kind, file, path, key) ->
+// JSON text of an entry; zoneOffset(zone, ms) ->
 // [offset ms, in DST] or null for a zone Go does not know;
 // defaultTimeZone(), defaultLocale() (from the process's TZ and LANG, as
 // ICU takes them); collate(locale, sensitivity, caseFirst, numeric,

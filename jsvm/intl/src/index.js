@@ -3,14 +3,16 @@
 // (collation, case mapping, time zones) done in Go.
 //
 // Bundled by build.mjs into dist/intl.js, whose completion value is
-// install(host). env.js runs it in a runtime the first time the page touches
+// install(host). install.js runs it in a runtime the first time the page touches
 // Intl or a locale-aware built-in; importing the polyfills below defines
 // their classes on the global Intl, and install() then wires them to the host:
 //
 // - Locale data is loaded per locale, on first use: each polyfill's
 //   localeData becomes a proxy that asks the host for a locale's data the
 //   first time the polyfill looks it up (host.localeData, from the archive
-//   dist/locale-data.bin that Go embeds).
+//   dist/locale-data.bin that Go embeds); its large tables stay in Go, and
+//   an entry is read when the polyfill first reads it (host.localeKeys,
+//   host.localeEntry).
 // - Time zones come from Go's time zone database (host.zoneOffset), with
 //   ICU's canonical names (CLDR's bcp47 time zone aliases).
 // - Intl.Collator and String.prototype.localeCompare compare in Go
@@ -57,32 +59,87 @@ function revive(key, v) {
 // the order in which a page asks for locales never changes which data a tag
 // resolves to.
 //
-// deferredSubtrees are the parts of a locale's data the host hands over as
-// JSON text (jsvm/intl/data.go, deferredSubtrees: the same list): tables of
-// names, of which a page reads a few. deferredObject parses such a text the
-// first time the polyfill reads or lists the object (the polyfills only look
-// names up in them).
-const deferredSubtrees = { datetimeformat: ['timeZoneName'], numberformat: ['currencies'] };
-function deferredObject(text) {
-  let parsed = null;
-  const object = () => {
-    if (parsed === null) {
-      parsed = JSON.parse(text);
-      text = null;
-    }
-    return parsed;
-  };
-  return new Proxy(Object.create(null), {
-    get: (t, key) => object()[key],
-    has: (t, key) => key in object(),
-    ownKeys: () => Reflect.ownKeys(object()),
-    getOwnPropertyDescriptor(t, key) {
-      const d = Reflect.getOwnPropertyDescriptor(object(), key);
-      if (d) d.configurable = true;
-      return d;
-    },
-  });
+// The large tables of a locale's data (the date formats, interval formats,
+// zone, currency and unit names: jsvm/intl/tables.go, tablePaths) stay in
+// Go, one copy per process: the host hands a locale's data over with the
+// string TABLE + path where each was, and localeTable makes that an object
+// which reads an entry from the host the first time the polyfill reads it.
+const TABLE = '@gorender-table:';
+
+// A table's key list, as Object.keys gives it, is table[TABLE_KEYS]
+// (tableKeys in patches/format-list.js reads it): Object.keys asks a proxy
+// about each key, ~700 per table.
+const TABLE_KEYS = Symbol.for('gorender.intl.tableKeys');
+
+// keyLists are the keys of the tables read in this runtime, by the text the
+// host gives: "\n" + that text + "\n", which a key is looked up in, and the
+// array of them once they are listed. Tables with the same keys share one.
+const keyLists = new Map();
+
+// localeTable is a table of a locale file's data: an object (a proxy) whose
+// keys are the table's, in its order, whose entries are parsed when first
+// read, and which inherits from Object.prototype as the parsed JSON did. The
+// polyfills only read it. A locale has a dozen tables: they share one
+// handler, and each keeps its state on its target, under TABLE.
+const TABLE_STATE = Symbol('table');
+function localeTable(kind, file, path) {
+  const target = {};
+  target[TABLE_STATE] = { kind, file, path, keys: null, entries: null };
+  return new Proxy(target, tableHandler);
 }
+function tableKeys(state) {
+  if (state.keys === null) {
+    const text = host.localeKeys(state.kind, state.file, state.path);
+    let keys = keyLists.get(text);
+    if (!keys) keyLists.set(text, keys = { text: '\n' + text + '\n', list: null });
+    state.keys = keys;
+  }
+  return state.keys;
+}
+// tableKeyList is the keys as an array, made when they are first listed.
+function tableKeyList(state) {
+  const keys = tableKeys(state);
+  if (keys.list === null) keys.list = keys.text === '\n\n' ? [] : keys.text.slice(1, -1).split('\n');
+  return keys.list;
+}
+function tableHas(state, key) {
+  return typeof key === 'string' && key.indexOf('\n') < 0 && tableKeys(state).text.indexOf('\n' + key + '\n') >= 0;
+}
+function tableEntry(state, key) {
+  if (state.entries === null) state.entries = new Map();
+  let v = state.entries.get(key);
+  if (v === undefined && !state.entries.has(key)) {
+    v = JSON.parse(host.localeEntry(state.kind, state.file, state.path, key));
+    state.entries.set(key, v);
+  }
+  return v;
+}
+const tableHandler = {
+  get(t, key) {
+    const state = t[TABLE_STATE];
+    if (typeof key === 'string') {
+      if (state.entries !== null && state.entries.has(key)) return state.entries.get(key);
+      if (tableHas(state, key)) return tableEntry(state, key);
+    } else if (key === TABLE_KEYS) {
+      return tableKeyList(state);
+    } else if (key === TABLE_STATE) {
+      return undefined;
+    }
+    return Reflect.get(t, key);
+  },
+  has: (t, key) => tableHas(t[TABLE_STATE], key) || (key !== TABLE_STATE && Reflect.has(t, key)),
+  ownKeys: (t) => tableKeyList(t[TABLE_STATE]),
+  // A data property whose value is read when it is read: listing the keys
+  // (Object.keys, for-in) parses no entry.
+  getOwnPropertyDescriptor(t, key) {
+    const state = t[TABLE_STATE];
+    if (!tableHas(state, key)) return undefined;
+    return { get: () => tableEntry(state, key), set: undefined, enumerable: true, configurable: true };
+  },
+  set: () => false,
+  defineProperty: () => false,
+  deleteProperty: () => false,
+};
 
 // The Set of those tags is C.availableLocales, which the locale matcher
 // looks tags up in; polyfills that know the same tags share one (each is
@@ -105,10 +162,10 @@ function lazyLocaleData(kind, C) {
   const load = (file) => {
     if (loaded.has(file)) return;
     loaded.add(file);
-    const data = JSON.parse(host.localeData(kind, file), kind === 'pluralrules' ? revive : undefined);
-    for (const key of deferredSubtrees[kind] || []) {
-      if (typeof data[key] === 'string') data[key] = deferredObject(data[key]);
-    }
+    const data = JSON.parse(host.localeData(kind, file), function (key, v) {
+      if (typeof v === 'string' && v.startsWith(TABLE)) return localeTable(kind, file, v.slice(TABLE.length));
+      return kind === 'pluralrules' ? revive(key, v) : v;
+    });
     loading = file;
     try {
       C.__addLocaleData({ data, locale: file });

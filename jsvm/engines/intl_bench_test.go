@@ -101,3 +101,62 @@ func BenchmarkIntlMemory(b *testing.B) {
 		}
 	})
 }
+
+// intlLocales74 are the locales of issue #30's page (item 5): a date and a
+// currency formatted in each.
+var intlLocales74 = `['af-ZA','am-ET','ar-EG','ar-SA','az-AZ','be-BY','bg-BG','bn-BD','bs-BA','ca-ES','cs-CZ','cy-GB','da-DK',
+	'de-DE','el-GR','en-AU','en-CA','en-GB','en-IN','en-US','en-ZA','es-AR','es-ES','es-MX','et-EE','eu-ES','fa-IR','fi-FI',
+	'fil-PH','fr-CA','fr-FR','ga-IE','gl-ES','gu-IN','he-IL','hi-IN','hr-HR','hu-HU','hy-AM','id-ID','is-IS','it-IT','ja-JP',
+	'ka-GE','kk-KZ','km-KH','kn-IN','ko-KR','lt-LT','lv-LV','mk-MK','ml-IN','mn-MN','mr-IN','ms-MY','nb-NO','nl-NL','pl-PL',
+	'pt-BR','pt-PT','ro-RO','ru-RU','sk-SK','sl-SI','sr-RS','sv-SE','ta-IN','te-IN','th-TH','tr-TR','uk-UA','vi-VN','zh-CN',
+	'zh-TW']`
+
+// BenchmarkIntlManyLocales is the memory of Intl with 74 locales in use, in
+// three runtimes of one process: the Go heap in use after GC (HeapInuse,
+// with goja's objects) and the engine's own memory (quickjs), after the
+// first runtime (the process's share, locale data in Go, plus the
+// runtime's) and per further runtime; and the CPU time of the first
+// runtime's render and of a further runtime's, per locale.
+// docs/intl.md "Memory" reports it.
+func BenchmarkIntlManyLocales(b *testing.B) {
+	code := `(function () { var out = 0; ` + intlLocales74 + `.forEach(function (l) {
+		out += new Date(0).toLocaleDateString(l, { dateStyle: 'long', timeZone: 'UTC' }).length;
+		out += new Intl.NumberFormat(l, { style: 'currency', currency: 'EUR' }).format(1234.5).length;
+	}); return String(out); })()`
+	forEachEngineB(b, func(b *testing.B, engine string) {
+		for b.Loop() {
+			e := benchEngine(b, engine, jsvm.Options{StubTimers: true})
+			var ms runtime.MemStats
+			used := func(rts []jsvm.Runtime) float64 {
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				n := int64(ms.HeapInuse)
+				for _, rt := range rts {
+					n += engineMemory(rt)
+				}
+				return float64(n)
+			}
+			var rts []jsvm.Runtime
+			var steps []float64
+			var cpu []time.Duration
+			for range 3 {
+				rt := conformance.NewLoaded(b, e, "b", `var x;`)
+				rts = append(rts, rt)
+				if len(steps) == 0 {
+					steps = append(steps, used(rts))
+				}
+				c0 := processCPU()
+				conformance.MustEval(b, rt, code)
+				cpu = append(cpu, processCPU()-c0)
+				steps = append(steps, used(rts))
+			}
+			for _, rt := range rts {
+				rt.Close()
+			}
+			b.ReportMetric((steps[1]-steps[0])/(1<<20), "first-MB")
+			b.ReportMetric((steps[3]-steps[1])/2/(1<<20), "further-MB/runtime")
+			b.ReportMetric(float64(cpu[0].Microseconds())/1000/74, "first-cpu-ms/locale")
+			b.ReportMetric(float64(cpu[2].Microseconds())/1000/74, "further-cpu-ms/locale")
+		}
+	})
+}

@@ -2,9 +2,12 @@ package intl
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -38,9 +41,9 @@ type localeFile struct {
 	size   int // bytes of text held
 }
 
-// table is one table of a locale file: its keys in the data's order (the
-// polyfills pick the first of equally good formats), joined by "\n", and
-// the JSON text of each entry.
+// table is one table of a locale file: its keys in the order JavaScript
+// lists those of the parsed object (the polyfills pick the first of equally
+// good formats), joined by "\n", and the JSON text of each entry.
 type table struct {
 	keys    string
 	entries map[string]string
@@ -233,8 +236,27 @@ func newTable(text []byte) (*table, error) {
 		}
 		t.entries[key] = string(values[i])
 	}
-	t.keys = strings.Join(keys, "\n")
+	t.keys = strings.Join(jsKeyOrder(keys), "\n")
 	return t, nil
+}
+
+// jsKeyOrder is the order in which JavaScript lists the keys of the object
+// JSON.parse makes: array indices ascending, then the others as written.
+func jsKeyOrder(keys []string) []string {
+	var indices, others []string
+	for _, k := range keys {
+		if n, err := strconv.ParseUint(k, 10, 32); err == nil && n < 1<<32-1 && strconv.FormatUint(n, 10) == k {
+			indices = append(indices, k)
+		} else {
+			others = append(others, k)
+		}
+	}
+	slices.SortStableFunc(indices, func(a, b string) int {
+		x, _ := strconv.ParseUint(a, 10, 32)
+		y, _ := strconv.ParseUint(b, 10, 32)
+		return cmp.Compare(x, y)
+	})
+	return append(indices, others...)
 }
 
 // LocaleData is the JSON text of one locale file's data for one polyfill

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// canonical is JSON text re-encoded with its objects' keys in their order,
-// with each table marker of f replaced by the table's object.
+// canonical is JSON text re-encoded with its objects' keys in the order
+// JavaScript lists them, with each table marker of f replaced by the table's
+// object.
 func canonical(t *testing.T, text []byte, f *localeFile) string {
 	t.Helper()
 	var b strings.Builder
@@ -22,12 +23,16 @@ func canonical(t *testing.T, text []byte, f *localeFile) string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b.WriteByte('{')
+			byKey := map[string]json.RawMessage{}
 			for i, k := range keys {
+				byKey[k] = values[i]
+			}
+			b.WriteByte('{')
+			for _, k := range jsKeyOrder(keys) {
 				kk, _ := json.Marshal(k)
 				b.Write(kk)
 				b.WriteByte(':')
-				walk(values[i])
+				walk(byKey[k])
 				b.WriteByte(',')
 			}
 			b.WriteByte('}')
@@ -73,7 +78,7 @@ func canonical(t *testing.T, text []byte, f *localeFile) string {
 
 // Every locale file of the kinds with tables splits into the data a runtime
 // parses and the tables Go keeps, which together are the file's data, keys
-// in their order; and the interval formats hold what findIntervalFormat's
+// in the order JavaScript lists them; and the interval formats hold what findIntervalFormat's
 // patch (build.mjs) relies on: every key but intervalFormatFallback (a
 // string) holds an object.
 func TestLocaleTables(t *testing.T) {
@@ -135,5 +140,8 @@ func TestLocaleTables(t *testing.T) {
 	}
 	if _, err := LocaleKeys("numberformat", "de", "nope"); err == nil {
 		t.Fatal("keys of a table that does not exist")
+	}
+	if got := jsKeyOrder([]string{"b", "10", "a", "2", "02", "4294967295", "0"}); !slices.Equal(got, []string{"0", "2", "10", "b", "a", "02", "4294967295"}) {
+		t.Errorf("JavaScript's key order: %q", got)
 	}
 }

@@ -80,7 +80,7 @@ const keyLists = new Map();
 // keys are the table's, in its order, whose entries are parsed when first
 // read, and which inherits from Object.prototype as the parsed JSON did. The
 // polyfills only read it. A locale has a dozen tables: they share one
-// handler, and each keeps its state on its target, under TABLE.
+// handler, and each keeps its state on its target, under TABLE_STATE.
 const TABLE_STATE = Symbol('table');
 function localeTable(kind, file, path) {
   const target = {};

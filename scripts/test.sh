@@ -52,6 +52,12 @@ go test -race -count=1 -timeout 20m ./...
 step "Intl matrix on goja (no -race: under it the matrix runs a sample)"
 go test -count=1 -timeout 10m -run 'TestConformance/^Intl(Matrix|ProcessDefaults)$' ./jsvm/gojaengine/
 
+# The Intl differential test's sample on every engine, against Node's
+# goldens and each engine's baseline (skipped under -race; GORENDER_INTLDIFF=full
+# runs the whole set: docs/intl.md "Differential test").
+step "Intl differential sample (no -race)"
+go test -count=1 -timeout 10m -run '^TestIntlDifferential$' ./jsvm/engines/
+
 # The race detector instruments QuickJS's translated C too (about 10x
 # slower), so the QuickJS tests of the fixture bundles (the conformance
 # suite's and the engine's own) skip under -race and run here without it.

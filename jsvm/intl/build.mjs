@@ -544,6 +544,56 @@ patches.push({
     to: 'const r = ResolveLocale(DisplayNames.availableLocales, requestedLocales, opt, [], DisplayNames.localeData, DisplayNames.getDefaultLocale);',
   }],
 });
+// ICU groups the digits of a compact number too (min2 by default: 1234万,
+// but 100.000.000 mila miliardi past the largest pattern), in the sizes of
+// the locale's decimal pattern (hi: 12,34,567 नील); FormatJS never grouped
+// them.
+patches.push({
+  file: /intl-numberformat[\\/]polyfill-force\.js$/,
+  edits: [{
+    from: 'numberParts.push(...partitionNumberIntoParts(symbols, numberResult, notation, exponent, numberingSystem, !compactNumberPattern && (options.useGrouping ?? true), decimalNumberPattern,',
+    to: 'numberParts.push(...partitionNumberIntoParts(symbols, numberResult, notation, exponent, numberingSystem, options.useGrouping ?? true, compactNumberPattern ? (data.numbers.decimal[numberingSystem] || data.numbers.decimal[defaultNumberingSystem]).standard : decimalNumberPattern,',
+  }],
+});
+// CLDR (and so the polyfill's data) names the day period field
+// "dayperiod"; ECMA-402's code is dayPeriod (es: a. m./p. m.).
+patches.push({
+  file: /intl-displaynames[\\/]polyfill-force\.js$/,
+  edits: [{
+    from: 'const typesData = localeData.types[type];\n\t\t\tname = typesData[style][canonicalCode] || typesData.long[canonicalCode];',
+    to: 'const typesData = localeData.types[type];\n\t\t\tconst key = type === "dateTimeField" && canonicalCode === "dayPeriod" ? "dayperiod" : canonicalCode;\n\t\t\tname = typesData[style][key] || typesData.long[key];',
+  }],
+});
+// A language with a script and no name of its own is the language's name
+// with the script's in the locale pattern, as ICU's LocaleDisplayNames
+// writes it (sr-Latn: Serbian (Latin)); FormatJS gave up (undefined).
+patches.push({
+  file: /intl-displaynames[\\/]polyfill-force\.js$/,
+  edits: [{
+    from: '\tconst name = typesData[style][canonicalCode] || typesData.long[canonicalCode];\n\tif (name === void 0) {',
+    to: '\tconst name = typesData[style][canonicalCode] || typesData.long[canonicalCode];\n\tconst withScript = name === void 0 && /^([a-z]{2,3}|[a-z]{5,8})-([A-Z][a-z]{3})$/.exec(canonicalCode);\n\tif (withScript) {\n\t\tconst base = typesData[style][withScript[1]] || typesData.long[withScript[1]];\n\t\tconst scripts = localeData.types.script;\n\t\tconst scriptName = scripts[style][withScript[2]] || scripts.long[withScript[2]];\n\t\tif (base !== void 0 && scriptName !== void 0) return localeData.patterns.locale.replace("{0}", base).replace("{1}", scriptName);\n\t}\n\tif (name === void 0) {',
+  }],
+});
+// A compact pattern's affix is one compact part, spaces inside it included
+// (ca: "milers de milions"), and bidi marks around it are literals (he), as
+// ICU's formatToParts gives them; FormatJS split the affix at each space.
+patches.push({
+  file: /intl-numberformat[\\/]polyfill-force\.js$/,
+  edits: [{
+    from: 'pattern = getPatternForSign(pattern, sign).replace(/([^\\s;\\-+\\d¤]+)/g, "{c:$1}")',
+    to: 'pattern = getPatternForSign(pattern, sign).replace(/([^\\s;\\-+\\d¤\\u200e\\u200f\\u061c](?:[^;\\-+\\d¤\\u200e\\u200f\\u061c]*[^\\s;\\-+\\d¤\\u200e\\u200f\\u061c])?)/g, "{c:$1}")',
+  }],
+});
+// A currency in scientific or engineering notation keeps the currency's
+// digits as V8 does (1.00E3 $); ECMA-402 gives 0 to 3 outside the
+// standard notation, which V8 keeps for compact only.
+patches.push({
+  file: /intl-numberformat[\\/]polyfill-force\.js$/,
+  edits: [{
+    from: 'if (style === "currency" && notation === "standard") {',
+    to: 'if (style === "currency" && notation !== "compact") {',
+  }],
+});
 patches.push({
   file: /intl-segmenter[\\/]polyfill-force\.js$/,
   edits: [{
@@ -618,18 +668,35 @@ async function bundle() {
   });
 }
 
+// collatorLocales are the locales of ICU's collation data (V8's
+// Intl.Collator's available locales, Collator::getAvailableLocales), as
+// Node's ICU resolves each locale the polyfills know: de-CH resolves to de,
+// en-US to en-US, a locale without collation data to the default locale.
+function collatorLocales(tags) {
+  const fallback = new Intl.Collator().resolvedOptions().locale;
+  const found = new Set([fallback]);
+  for (const tag of tags.split(' ')) {
+    const r = new Intl.Collator(tag).resolvedOptions().locale;
+    if (r !== fallback) found.add(r);
+  }
+  return [...found].sort().join(' ');
+}
+
 const skipData = process.argv.includes('--code-only');
 if (!skipData) {
   const extracted = await extractLocaleData();
   const archive = pack(extracted, 64 << 10);
   fs.writeFileSync(path.join(dist, 'locale-data.bin'), archive);
   fs.writeFileSync(path.join(here, 'src', 'generated.json'),
-    JSON.stringify({ locales: localeIndex(extracted), zones: zoneAliases(), supported: supportedValues(extracted) }) + '\n');
+    JSON.stringify((() => {
+      const locales = localeIndex(extracted);
+      return { locales, zones: zoneAliases(), supported: supportedValues(extracted), collator: collatorLocales(locales.datetimeformat.tags) };
+    })()) + '\n');
   console.log(`dist/locale-data.bin: ${archive.length} bytes (${atTimeMisses.length} date-time combinations kept as FormatJS made them)`);
 } else {
   // --code-only (while working on src/): keep the data, refresh the rest.
   const g = JSON.parse(fs.readFileSync(path.join(here, 'src', 'generated.json'), 'utf8'));
-  fs.writeFileSync(path.join(here, 'src', 'generated.json'), JSON.stringify({ ...g, zones: zoneAliases() }) + '\n');
+  fs.writeFileSync(path.join(here, 'src', 'generated.json'), JSON.stringify({ ...g, collator: collatorLocales(g.locales.datetimeformat.tags), zones: zoneAliases() }) + '\n');
 }
 await bundle();
 console.log(`dist/intl.js: ${fs.statSync(path.join(dist, 'intl.js')).size} bytes (default-content table shared by ${[...sharedDefaultContentUsers].sort().join(', ')})`);

@@ -4,7 +4,8 @@
 import { host } from './host.js';
 
 // ICU's defaults that differ from root: Danish and Maltese sort uppercase
-// first; Thai ignores punctuation.
+// first; Thai ignores punctuation (its standard collation, not the search
+// one, which is root's).
 const upperFirst = new Set(['da', 'mt']);
 const punctuationIgnored = new Set(['th']);
 
@@ -43,7 +44,7 @@ export function installCollator({ ResolveLocale, LookupSupportedLocales, availab
     let kf = r.kf;
     if (caseFirst === undefined && !/-u-(.+-)?kf-/.test(r.locale)) kf = upperFirst.has(language) ? 'upper' : 'false';
     const sensitivity = getOption(options, 'sensitivity', ['base', 'accent', 'case', 'variant'], 'variant');
-    const ignorePunctuation = getOption(options, 'ignorePunctuation', 'boolean', punctuationIgnored.has(language));
+    const ignorePunctuation = getOption(options, 'ignorePunctuation', 'boolean', usage === 'sort' && punctuationIgnored.has(language));
     const s = {
       locale: r.locale,
       dataLocale: r.dataLocale,

@@ -212,7 +212,7 @@ export default function install(h) {
   installCollator({
     ResolveLocale,
     LookupSupportedLocales,
-    availableLocales: tagSet(generated.locales.datetimeformat.tags),
+    availableLocales: tagSet(generated.collator),
     defaultLocale: () => Intl.DateTimeFormat.__defaultLocale,
   });
   alignWithNode(generated);

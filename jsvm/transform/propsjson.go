@@ -56,7 +56,12 @@ package transform
 // executor sets it to the text it compiles); a bundle that replaces the
 // global JSON.parse is called for the props.
 
-import "strings"
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
 
 // PropsJSONMinBytes is the smallest literal rewritten: V8's guidance is that
 // JSON.parse pays from about 10 KB, and below it the scan's own cost is not
@@ -81,45 +86,88 @@ func PropsAsJSONAbove(code string, min int) (string, int) {
 	if len(spans) == 0 {
 		return code, 0
 	}
-	var b strings.Builder
-	grow := len(code)
-	for _, sp := range spans {
-		grow += len("JSON.parse('')") + len(sp.escapes)
-	}
-	b.Grow(grow)
-	at := 0
-	for _, sp := range spans {
-		b.WriteString(code[at:sp.start])
-		b.WriteString("JSON.parse('")
-		// The JSON text as a single-quoted string: a backslash before each
-		// backslash, quote and line break (whitespace in JSON, which becomes
-		// a line continuation: the string loses it, JSON.parse never needed
-		// it, and the program keeps its line count).
-		from := sp.start
-		for _, e := range sp.escapes {
-			b.WriteString(code[from:e])
-			b.WriteByte('\\')
-			from = e
-		}
-		b.WriteString(code[from:sp.end])
-		b.WriteString("')")
-		at = sp.end
-	}
-	b.WriteString(code[at:])
-	return b.String(), len(spans)
+	out, _ := appendRewrite(nil, code, spans, false)
+	// out is never written again: the string shares it.
+	return unsafe.String(unsafe.SliceData(out), len(out)), len(spans)
 }
 
-// jsonSpan is a literal to rewrite, with the offsets of the bytes that
-// need a backslash in a single-quoted string.
+// AppendPropsAsJSON is PropsAsJSON for a host that sends the rewritten text
+// on and must also give the text as sent (the node engine's executor, as
+// renderingRequest) without sending it twice. It appends the rewritten text
+// to dst (a buffer the caller reuses) and returns where each JSON.parse('…')
+// call stands in it, as start and end offsets in UTF-16 code units (a
+// JavaScript string's indexes), two a call. The text as sent is the
+// rewritten one with each call replaced by its string's content with the
+// backslash before each escaped character dropped (the string has no other
+// escape). When nothing is rewritten, it returns dst and no calls: the
+// text is code.
+func AppendPropsAsJSON(dst []byte, code string) (out []byte, calls []int) {
+	return AppendPropsAsJSONAbove(dst, code, PropsJSONMinBytes)
+}
+
+// AppendPropsAsJSONAbove is AppendPropsAsJSON with the threshold min.
+func AppendPropsAsJSONAbove(dst []byte, code string, min int) ([]byte, []int) {
+	spans := propsJSONSpans(code, min)
+	if len(spans) == 0 {
+		return dst, nil
+	}
+	return appendRewrite(dst, code, spans, true)
+}
+
+// appendRewrite appends code with spans rewritten to dst, and with calls
+// where each call stands (AppendPropsAsJSON); none when the text between
+// the literals is not valid UTF-8 (Node decodes it its own way: the offsets
+// could not be told).
+func appendRewrite(dst []byte, code string, spans []jsonSpan, calls bool) ([]byte, []int) {
+	// Room for the text and each call's additions: its backslashes are
+	// usually a few percent of a literal (one a sixteenth byte before
+	// append grows the buffer).
+	grow := len(code)
+	for _, sp := range spans {
+		grow += len(jsonParseOpen+jsonParseClose) + (sp.end-sp.start)>>4
+	}
+	b := slices.Grow(dst, grow)
+	var offsets []int
+	at, units := 0, 0 // units: UTF-16 length of the text appended so far
+	for _, sp := range spans {
+		b = append(b, code[at:sp.start]...)
+		callAt := len(b)
+		b = append(b, jsonParseOpen...)
+		b = appendQuoted(b, code[sp.start:sp.end])
+		b = append(b, jsonParseClose...)
+		if calls {
+			gap := code[at:sp.start]
+			if !utf8.ValidString(gap) {
+				return dst, nil
+			}
+			units += utf16Len(gap)
+			// What the call added is ASCII but for the literal's text.
+			n := len(b) - callAt - sp.wide
+			offsets = append(offsets, units, units+n)
+			units += n
+		}
+		at = sp.end
+	}
+	return append(b, code[at:]...), offsets
+}
+
+const (
+	jsonParseOpen  = "JSON.parse('"
+	jsonParseClose = "')"
+)
+
+// jsonSpan is a literal to rewrite, and wide: its UTF-8 bytes past its
+// UTF-16 code units.
 type jsonSpan struct {
 	start, end int
-	escapes    []int
+	wide       int
 }
 
 // propsJSONSpans returns the literals to rewrite, in order; nil when none,
 // or when the scanner could not follow the program.
 func propsJSONSpans(code string, min int) []jsonSpan {
 	sc := &scanner{s: code, min: min, newline: true}
+	sc.json.s = code
 	if strings.HasPrefix(code, "#!") || !sc.run() { // a hashbang comment is not modelled
 		return nil
 	}

@@ -1,16 +1,24 @@
 package transform
 
 import (
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
 
-// jsonText validates JSON (RFC 8259) in s, and records where a
-// single-quoted string holding it needs a backslash: before each backslash
-// and quote, and each line break (CR LF counts as one).
+// jsonText validates JSON (RFC 8259) in s.
+//
+// It is the scan's hot loop (a request's props are nearly all of its
+// bytes): the bytes of a string that need no look are skipped eight at a
+// time (str), the open containers are a reused stack, and nothing is
+// allocated per literal.
 type jsonText struct {
-	s       string
-	escapes []int
+	s     string
+	stack []byte // open containers: '{' or '['
+	// wide counts, in what valueEnd validated, the UTF-8 bytes past the
+	// UTF-16 code units they encode (a 2-byte sequence 1, 3 bytes 2, 4
+	// bytes 2): its length in a JavaScript string is its bytes less wide.
+	wide int
 }
 
 // valueEnd validates the JSON array or object starting at s[start], in
@@ -19,7 +27,8 @@ type jsonText struct {
 // proto reports a key "__proto__".
 func (j *jsonText) valueEnd(start int) (end, fail int, proto bool) {
 	s := j.s
-	var stack []byte // open containers: '{' or '['
+	stack := j.stack[:0]
+	defer func() { j.stack = stack[:0] }()
 	i := start
 	for {
 		// A value at i.
@@ -28,6 +37,11 @@ func (j *jsonText) valueEnd(start int) (end, fail int, proto bool) {
 			return -1, i, false
 		}
 		switch c := s[i]; {
+		case c == '"':
+			var ok bool
+			if i, ok = j.str(i); !ok {
+				return -1, i, false
+			}
 		case c == '{' || c == '[':
 			if len(stack) >= maxScanDepth {
 				return -1, i, false
@@ -47,11 +61,6 @@ func (j *jsonText) valueEnd(start int) (end, fail int, proto bool) {
 				proto = proto || k
 			}
 			continue
-		case c == '"':
-			var ok bool
-			if i, ok = j.str(i); !ok {
-				return -1, i, false
-			}
 		case c == '-' || c >= '0' && c <= '9':
 			var ok bool
 			if i, ok = jsonNumber(s, i); !ok {
@@ -100,16 +109,12 @@ func (j *jsonText) valueEnd(start int) (end, fail int, proto bool) {
 // ws skips JSON whitespace from i.
 func (j *jsonText) ws(i int) int {
 	s := j.s
+	if i < len(s) && s[i] > ' ' { // the common case: none
+		return i
+	}
 	for ; i < len(s); i++ {
 		switch s[i] {
-		case ' ', '\t':
-		case '\r':
-			j.escapes = append(j.escapes, i)
-			if i+1 < len(s) && s[i+1] == '\n' {
-				i++
-			}
-		case '\n':
-			j.escapes = append(j.escapes, i)
+		case ' ', '\t', '\r', '\n':
 		default:
 			return i
 		}
@@ -140,37 +145,49 @@ func (j *jsonText) key(i int) (next int, proto, ok bool) {
 // the offset after it.
 func (j *jsonText) str(i int) (int, bool) {
 	s := j.s
-	for k := i + 1; k < len(s); {
+	k := i + 1
+	for {
+		// To the next byte strSpecial marks: eight at a time, then one
+		// at a time for the last few.
+		for k+8 <= len(s) {
+			if m := strStops(load64(s, k)); m != 0 {
+				k += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			k += 8
+		}
 		for k < len(s) && !strSpecial[s[k]] {
 			k++
 		}
 		if k >= len(s) {
-			break
+			return len(s), false
 		}
 		switch c := s[k]; {
 		case c == '"':
 			return k + 1, true
 		case c < 0x20:
 			return k, false
-		case c == '\'':
-			j.escapes = append(j.escapes, k)
-			k++
+		case c >= 0xC2 && c <= 0xDF && k+1 < len(s) && s[k+1]&0xC0 == 0x80:
+			// A 2-byte sequence (Latin-1 and the like), the most common.
+			j.wide++
+			k += 2
 		case c >= utf8.RuneSelf:
 			r, n := utf8.DecodeRuneInString(s[k:])
 			if r == utf8.RuneError && n == 1 {
 				return k, false
+			}
+			if n == 4 {
+				j.wide += 2 // a surrogate pair
+			} else {
+				j.wide += n - 1
 			}
 			k += n
 		default: // a backslash
 			if k+1 >= len(s) {
 				return k, false
 			}
-			j.escapes = append(j.escapes, k)
 			switch s[k+1] {
-			case '\\':
-				j.escapes = append(j.escapes, k+1)
-				k += 2
-			case '"', '/', 'b', 'f', 'n', 'r', 't':
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				k += 2
 			case 'u':
 				if k+6 > len(s) || !isHex(s[k+2]) || !isHex(s[k+3]) || !isHex(s[k+4]) || !isHex(s[k+5]) {
@@ -182,17 +199,82 @@ func (j *jsonText) str(i int) (int, bool) {
 			}
 		}
 	}
-	return len(s), false
 }
 
-// strSpecial marks the bytes str stops at: a quote, a backslash, a single
-// quote (escaped in the rewrite), a control character, a non-ASCII byte.
+// strSpecial marks the bytes str stops at: a quote, a backslash, a control
+// character, a non-ASCII byte.
 var strSpecial = func() (t [256]bool) {
 	for c := range 256 {
-		t[c] = c == '"' || c == '\\' || c == '\'' || c < 0x20 || c >= utf8.RuneSelf
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf
 	}
 	return t
 }()
+
+const (
+	ones = 0x0101010101010101
+	high = 0x8080808080808080
+)
+
+// load64 reads s[k:k+8] as a little-endian word (the compiler makes it one
+// load).
+func load64(s string, k int) uint64 {
+	b := s[k : k+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// strStops returns the high bit of each byte of w that strSpecial marks,
+// exact up to the first one (a borrow out of a marked byte may mark the
+// ones after it: only the lowest bit set is used). A byte is zero in
+// w^(ones*c) where it is c, and (x-ones)&^x has its high bit set in each
+// zero byte of x; (w-ones*0x20)&^w likewise below 0x20.
+func strStops(w uint64) uint64 {
+	q := w ^ (ones * '"')
+	b := w ^ (ones * '\\')
+	return ((q-ones)&^q | (b-ones)&^b | (w-ones*0x20)&^w | w) & high
+}
+
+// escStops is strStops for the bytes a single-quoted string needs a
+// backslash before: a backslash, a quote, CR and LF (escSpecial).
+func escStops(w uint64) uint64 {
+	b := w ^ (ones * '\\')
+	a := w ^ (ones * '\'')
+	r := w ^ (ones * '\r')
+	n := w ^ (ones * '\n')
+	return ((b-ones)&^b | (a-ones)&^a | (r-ones)&^r | (n-ones)&^n) & high
+}
+
+var escSpecial = [256]bool{'\\': true, '\'': true, '\r': true, '\n': true}
+
+// appendQuoted appends lit as the content of a single-quoted string: a
+// backslash before each backslash, quote and line break (whitespace in
+// JSON, which becomes a line continuation: the string loses it, JSON.parse
+// never needed it, and the program keeps its line count; CR LF is one).
+func appendQuoted(b []byte, lit string) []byte {
+	from, k := 0, 0
+	for {
+		for k+8 <= len(lit) {
+			if m := escStops(load64(lit, k)); m != 0 {
+				k += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			k += 8
+		}
+		for k < len(lit) && !escSpecial[lit[k]] {
+			k++
+		}
+		if k >= len(lit) {
+			return append(b, lit[from:]...)
+		}
+		b = append(b, lit[from:k]...)
+		b = append(b, '\\')
+		from = k
+		if lit[k] == '\r' && k+1 < len(lit) && lit[k+1] == '\n' {
+			k++
+		}
+		k++
+	}
+}
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 

@@ -105,6 +105,10 @@ func (sc *scanner) run() bool {
 		case c >= '0' && c <= '9' || c == '.' && sc.i+1 < len(s) && s[sc.i+1] >= '0' && s[sc.i+1] <= '9':
 			sc.number()
 			sc.token(tokValue, "")
+		case c == '#':
+			// A private name: V8 reports one outside a class at the
+			// token before it, which may be a rewritten literal's line.
+			return false
 		case isIdentByte(c):
 			start := sc.i
 			for sc.i < len(s) && isIdentByte(s[sc.i]) {
@@ -393,6 +397,29 @@ func (sc *scanner) expressionStart() bool {
 	}
 }
 
+// blockStart says whether a `{` after the previous token is surely a
+// block or a body: at the start, after `;`, `{`, `}`, `)`, `=>`, a label's
+// or a case's `:`, or else, do, try, finally.
+func (sc *scanner) blockStart() bool {
+	switch sc.prev {
+	case tokNone:
+		return true
+	case tokPunct:
+		switch sc.prevText {
+		case ";", "{", "=>", ":":
+			return true
+		}
+	case tokClose:
+		return sc.prevText == ")" || sc.prevText == "}"
+	case tokIdent:
+		switch sc.prevText {
+		case "else", "do", "try", "finally":
+			return true
+		}
+	}
+	return false
+}
+
 func (sc *scanner) open(c byte) bool {
 	if len(sc.frames) >= maxScanDepth {
 		return false
@@ -400,24 +427,28 @@ func (sc *scanner) open(c byte) bool {
 	expr := sc.expressionStart() && sc.templates == 0
 	start := sc.i
 	if expr && start >= sc.mark {
-		sc.json.s, sc.json.escapes = sc.s, sc.json.escapes[:0]
+		sc.json.wide = 0
 		end, fail, proto := sc.json.valueEnd(start)
 		if end < 0 {
 			sc.mark = fail
 		} else {
 			// A complete JSON value: one expression, scanned as such.
+			ok, decl := false, false
 			if end-start >= sc.min && !proto {
-				if decl, ok := sc.shapeOK(start, end); ok {
-					sc.cands = append(sc.cands, jsonSpan{start, end, append([]int(nil), sc.json.escapes...)})
-					sc.decl = append(sc.decl, decl)
-				}
+				decl, ok = sc.shapeOK(start, end)
+			}
+			if ok {
+				sc.cands = append(sc.cands, jsonSpan{start: start, end: end, wide: sc.json.wide})
+				sc.decl = append(sc.decl, decl)
 			}
 			sc.i = end
 			sc.token(tokValue, "")
 			return true
 		}
 	}
-	f := frame{kind: c, open: start, object: c == '{' && expr}
+	// A `{` that is not surely a block is taken as an object literal,
+	// in which no line is one of the gem's (shapeOK).
+	f := frame{kind: c, open: start, object: c == '{' && (expr || !sc.blockStart())}
 	if c == '{' && sc.hasBody {
 		f.body, f.names = true, sc.pendingBody
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/gorender/gorender/bench"
@@ -89,6 +91,9 @@ var propsJSONCases = []struct {
 	{"HTML close comment", "x = 1;\n--> ` \nvar t = `;\nz = {\"c\":2};\n`;\nt // `", 0},
 	{"hashbang comment", "#! ` \nvar t = `;\nz = {\"c\":2};\n`;\nt // `", 0},
 	{"of as a name, then a division", "var of = 4, r = of / 1 + `/;\nz = {\"c\":2};\n`; // `\nr", 0},
+	{"object after an operator", "(f%{\nA={\"a\":1};\n})", 0},
+	{"object after return", "(function(){ return {\nA={\"a\":1};\n} })()", 0},
+	{"private name outside a class", "{\nA={\"a\":1};\n#A000000}", 0},
 	{"unbalanced", "x = {\"a\":1};\n}", 0},
 	{"deep", "x = " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + ";\nx", 1},
 }
@@ -212,6 +217,53 @@ func hasProtoKey(t *testing.T, lit string) bool {
 	}
 }
 
+// checkCalls checks AppendPropsAsJSON's answer for code: the same text as
+// PropsAsJSONAbove's, and the calls' UTF-16 offsets give back code as the
+// executor rebuilds it (executor/30-render.js, asSent).
+func checkCalls(t *testing.T, code string, min int) {
+	t.Helper()
+	want, n := PropsAsJSONAbove(code, min)
+	out, calls := AppendPropsAsJSONAbove([]byte("kept"), code, min)
+	if n == 0 {
+		if string(out) != "kept" || calls != nil {
+			t.Fatalf("nothing rewritten, but %d bytes appended and calls %v", len(out)-4, calls)
+		}
+		return
+	}
+	if calls == nil && !utf8.ValidString(code) && string(out) == "kept" {
+		return // invalid UTF-8 before a call: the text goes as sent
+	}
+	if string(out[4:]) != want {
+		t.Fatal("appended text differs from PropsAsJSONAbove's")
+	}
+	if len(calls) != 2*n {
+		t.Fatalf("%d offsets for %d calls", len(calls), n)
+	}
+	text := utf16.Encode([]rune(want))
+	var back []uint16
+	at := 0
+	for k := 0; k < len(calls); k += 2 {
+		s, e := calls[k], calls[k+1]
+		if s < at || e > len(text) || !strings.HasPrefix(string(utf16.Decode(text[s:e])), "JSON.parse('") || string(utf16.Decode(text[e-2:e])) != "')" {
+			t.Fatalf("call %d at [%d, %d) is no JSON.parse('…') call", k/2, s, e)
+		}
+		back = append(back, text[at:s]...)
+		lit := text[s+len("JSON.parse('") : e-2]
+		for i := 0; i < len(lit); i++ {
+			if lit[i] == '\\' {
+				i++
+			}
+			back = append(back, lit[i])
+		}
+		at = e
+	}
+	back = append(back, text[at:]...)
+	// (Invalid UTF-8 only after the last call, decoded the same in both.)
+	if got := string(utf16.Decode(back)); got != string([]rune(code)) {
+		t.Fatalf("rebuilt from the calls:\n%.300q\nwant\n%.300q", got, code)
+	}
+}
+
 func TestPropsAsJSONCases(t *testing.T) {
 	for _, tc := range propsJSONCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,6 +273,7 @@ func TestPropsAsJSONCases(t *testing.T) {
 				t.Fatalf("rewrote %d literals, want %d:\n%s", n, tc.want, out)
 			}
 			checkRewrite(t, tc.code, out, spans)
+			checkCalls(t, tc.code, 1)
 			if n == 0 && out != tc.code {
 				t.Fatal("nothing rewritten, but the code changed")
 			}
@@ -261,6 +314,7 @@ func TestPropsAsJSONRequests(t *testing.T) {
 			spans := propsJSONSpans(code, min)
 			out, n := PropsAsJSONAbove(code, min)
 			checkRewrite(t, code, out, spans)
+			checkCalls(t, code, min)
 			if min == 1 && strings.Contains(code, "railsContext = {") && n == 0 {
 				t.Errorf("%s: the Rails context was not rewritten", filepath.Base(f))
 			}
@@ -404,8 +458,71 @@ func FuzzPropsAsJSON(f *testing.F) {
 			return
 		}
 		checkRewrite(t, code, out, spans)
+		checkCalls(t, code, 1)
 		if ne := evaluator(t); ne != nil && utf8.ValidString(code) && !bytes.ContainsRune([]byte(code), 0) {
 			differential(t, ne, code, out)
+		}
+	})
+}
+
+// TestStrStops: the eight-bytes-at-a-time search stops at the first byte
+// the byte-at-a-time table marks, whatever the byte and its place.
+func TestStrStops(t *testing.T) {
+	for c := range 256 {
+		for at := range 8 {
+			for _, fill := range []byte{'a', 0x7f, ' ', 0} {
+				w := []byte(strings.Repeat(string(rune('a')), 8))
+				for k := at + 1; k < 8; k++ {
+					w[k] = fill // what follows may be marked too
+				}
+				w[at] = byte(c)
+				want := -1
+				for k := range 8 {
+					if strSpecial[w[k]] {
+						want = k
+						break
+					}
+				}
+				got := -1
+				if m := strStops(load64(string(w), 0)); m != 0 {
+					got = bits.TrailingZeros64(m) >> 3
+				}
+				if got != want {
+					t.Fatalf("%q: stops at %d, want %d", w, got, want)
+				}
+			}
+		}
+	}
+}
+
+// FuzzJSONValue: the validator accepts exactly what encoding/json does, for
+// a text that starts with an object or an array, and finds where it ends.
+func FuzzJSONValue(f *testing.F) {
+	for _, s := range []string{`{"a":[1,-2.5e3,true,false,null,"\u00e9\n"]}`, `["it's", "caf\u00e9", "café", "😀"]`, `{"a":"\ud800"} x`,
+		"[\"a\x01\"]", `["\x"]`, `[01]`, "[\"\xff\"]", "[\"\xc3\"]", `{"a" : 1 , "b":{}}`, `[[[]]]]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if s == "" || s[0] != '{' && s[0] != '[' {
+			return
+		}
+		j := jsonText{s: s}
+		end, _, _ := j.valueEnd(0)
+		dec := json.NewDecoder(strings.NewReader(s))
+		var v any
+		err := dec.Decode(&v)
+		want := -1
+		if err == nil && utf8.ValidString(s[:dec.InputOffset()]) { // encoding/json takes invalid UTF-8
+			want = int(dec.InputOffset())
+		}
+		if end != want {
+			t.Fatalf("%q: end %d, encoding/json %d (%v)", s, end, want, err)
+		}
+		if end >= 0 {
+			wide := len(s[:end]) - len(utf16.Encode([]rune(s[:end])))
+			if j.wide != wide {
+				t.Fatalf("%q: wide %d, want %d", s, j.wide, wide)
+			}
 		}
 	})
 }
@@ -445,6 +562,21 @@ func BenchmarkPropsAsJSON(b *testing.B) {
 			}
 			// The process's CPU time, which a loaded machine inflates less
 			// than the wall time.
+			used := float64(processCPU()-cpu) / float64(b.N)
+			b.ReportMetric(used, "cpu-ns/op")
+			b.ReportMetric(used/float64(len(tc.code))*1024, "cpu-ns/KB")
+		})
+	}
+	// The node engine's way: into a buffer it reuses, with the calls'
+	// offsets.
+	for _, tc := range []struct{ name, code string }{{"medium-append", string(medium)}, {"large-append", large}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.code)))
+			var buf []byte
+			cpu := processCPU()
+			for range b.N {
+				buf, _ = AppendPropsAsJSON(buf[:0], tc.code)
+			}
 			used := float64(processCPU()-cpu) / float64(b.N)
 			b.ReportMetric(used, "cpu-ns/op")
 			b.ReportMetric(used/float64(len(tc.code))*1024, "cpu-ns/KB")

@@ -52,9 +52,15 @@ package transform
 // What stays observable: the text of the program the engine compiles. The
 // source text of a function that encloses the literal
 // (Function.prototype.toString, reached through `caller`) shows the
-// rewrite, as does the global `renderingRequest` on the node engine (its
-// executor sets it to the text it compiles); a bundle that replaces the
-// global JSON.parse is called for the props.
+// rewrite; a bundle that replaces the global JSON.parse is called for the
+// props. (`renderingRequest` stays the text as sent: the in-process engines
+// set it from the request, and a host that compiles elsewhere rebuilds it
+// from AppendPropsAsJSON's offsets.)
+//
+// The string is written in ASCII (appendQuoted): a backslash before each
+// backslash, quote and line break, each non-ASCII character but U+2028 and
+// U+2029 as \uXXXX. The scan is linear and allocates per literal nothing
+// but what it keeps; string bytes are read eight at a time (strStops).
 
 import (
 	"slices"
@@ -133,7 +139,8 @@ func appendRewrite(dst []byte, code string, spans []jsonSpan, calls bool) ([]byt
 		b = append(b, code[at:sp.start]...)
 		callAt := len(b)
 		b = append(b, jsonParseOpen...)
-		b = appendQuoted(b, code[sp.start:sp.end])
+		var wide int
+		b, wide = appendQuoted(b, code[sp.start:sp.end])
 		b = append(b, jsonParseClose...)
 		if calls {
 			gap := code[at:sp.start]
@@ -141,8 +148,7 @@ func appendRewrite(dst []byte, code string, spans []jsonSpan, calls bool) ([]byt
 				return dst, nil
 			}
 			units += utf16Len(gap)
-			// What the call added is ASCII but for the literal's text.
-			n := len(b) - callAt - sp.wide
+			n := len(b) - callAt - wide
 			offsets = append(offsets, units, units+n)
 			units += n
 		}
@@ -156,12 +162,8 @@ const (
 	jsonParseClose = "')"
 )
 
-// jsonSpan is a literal to rewrite, and wide: its UTF-8 bytes past its
-// UTF-16 code units.
-type jsonSpan struct {
-	start, end int
-	wide       int
-}
+// jsonSpan is a literal to rewrite.
+type jsonSpan struct{ start, end int }
 
 // propsJSONSpans returns the literals to rewrite, in order; nil when none,
 // or when the scanner could not follow the program.

@@ -3,6 +3,7 @@ package transform
 import (
 	"math/bits"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -15,10 +16,6 @@ import (
 type jsonText struct {
 	s     string
 	stack []byte // open containers: '{' or '['
-	// wide counts, in what valueEnd validated, the UTF-8 bytes past the
-	// UTF-16 code units they encode (a 2-byte sequence 1, 3 bytes 2, 4
-	// bytes 2): its length in a JavaScript string is its bytes less wide.
-	wide int
 }
 
 // valueEnd validates the JSON array or object starting at s[start], in
@@ -168,18 +165,11 @@ func (j *jsonText) str(i int) (int, bool) {
 		case c < 0x20:
 			return k, false
 		case c >= 0xC2 && c <= 0xDF && k+1 < len(s) && s[k+1]&0xC0 == 0x80:
-			// A 2-byte sequence (Latin-1 and the like), the most common.
-			j.wide++
-			k += 2
+			k += 2 // a 2-byte sequence (Latin-1 and the like), the most common
 		case c >= utf8.RuneSelf:
 			r, n := utf8.DecodeRuneInString(s[k:])
 			if r == utf8.RuneError && n == 1 {
 				return k, false
-			}
-			if n == 4 {
-				j.wide += 2 // a surrogate pair
-			} else {
-				j.wide += n - 1
 			}
 			k += n
 		default: // a backslash
@@ -234,23 +224,36 @@ func strStops(w uint64) uint64 {
 	return ((q-ones)&^q | (b-ones)&^b | (w-ones*0x20)&^w | w) & high
 }
 
-// escStops is strStops for the bytes a single-quoted string needs a
-// backslash before: a backslash, a quote, CR and LF (escSpecial).
+// escStops is strStops for the bytes appendQuoted writes otherwise: a
+// backslash, a quote, CR, LF and non-ASCII bytes (escSpecial).
 func escStops(w uint64) uint64 {
 	b := w ^ (ones * '\\')
 	a := w ^ (ones * '\'')
 	r := w ^ (ones * '\r')
 	n := w ^ (ones * '\n')
-	return ((b-ones)&^b | (a-ones)&^a | (r-ones)&^r | (n-ones)&^n) & high
+	return ((b-ones)&^b | (a-ones)&^a | (r-ones)&^r | (n-ones)&^n | w) & high
 }
 
-var escSpecial = [256]bool{'\\': true, '\'': true, '\r': true, '\n': true}
+var escSpecial = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '\\' || c == '\'' || c == '\r' || c == '\n' || c >= utf8.RuneSelf
+	}
+	return t
+}()
 
-// appendQuoted appends lit as the content of a single-quoted string: a
-// backslash before each backslash, quote and line break (whitespace in
-// JSON, which becomes a line continuation: the string loses it, JSON.parse
-// never needed it, and the program keeps its line count; CR LF is one).
-func appendQuoted(b []byte, lit string) []byte {
+// appendQuoted appends lit, valid UTF-8, as the content of a single-quoted
+// string, in ASCII: a backslash before each backslash, quote and line break
+// (whitespace in JSON, which becomes a line continuation: the string loses
+// it, JSON.parse never needed it, and the program keeps its line count; CR
+// LF is one), and each non-ASCII character but U+2028 and U+2029 as \uXXXX
+// (two for one past U+FFFF), which the string decodes to the same UTF-16
+// code units. An ASCII
+// text is decoded by Node in half the time of one with a few non-ASCII
+// characters, and compiled by V8 as a one-byte string (a single character
+// past U+00FF makes the whole request a two-byte one).
+//
+// wide is how many more bytes than UTF-16 code units it appended.
+func appendQuoted(b []byte, lit string) (_ []byte, wide int) {
 	from, k := 0, 0
 	for {
 		for k+8 <= len(lit) {
@@ -264,9 +267,29 @@ func appendQuoted(b []byte, lit string) []byte {
 			k++
 		}
 		if k >= len(lit) {
-			return append(b, lit[from:]...)
+			return append(b, lit[from:]...), wide
 		}
 		b = append(b, lit[from:k]...)
+		if c := lit[k]; c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(lit[k:])
+			if r == '\u2028' || r == '\u2029' {
+				// Kept: a line terminator for V8's line numbers, which
+				// the escape is not.
+				b = append(b, lit[k:k+n]...)
+				wide += n - 1
+				k += n
+				from = k
+				continue
+			}
+			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+				b = appendUnicodeEscape(b, r1)
+				r = r2
+			}
+			b = appendUnicodeEscape(b, r)
+			k += n
+			from = k
+			continue
+		}
 		b = append(b, '\\')
 		from = k
 		if lit[k] == '\r' && k+1 < len(lit) && lit[k+1] == '\n' {
@@ -274,6 +297,12 @@ func appendQuoted(b []byte, lit string) []byte {
 		}
 		k++
 	}
+}
+
+// appendUnicodeEscape appends \uXXXX of the code unit u.
+func appendUnicodeEscape(b []byte, u rune) []byte {
+	const hex = "0123456789abcdef"
+	return append(b, '\\', 'u', hex[u>>12&15], hex[u>>8&15], hex[u>>4&15], hex[u&15])
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }

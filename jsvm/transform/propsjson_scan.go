@@ -427,7 +427,6 @@ func (sc *scanner) open(c byte) bool {
 	expr := sc.expressionStart() && sc.templates == 0
 	start := sc.i
 	if expr && start >= sc.mark {
-		sc.json.wide = 0
 		end, fail, proto := sc.json.valueEnd(start)
 		if end < 0 {
 			sc.mark = fail
@@ -438,7 +437,7 @@ func (sc *scanner) open(c byte) bool {
 				decl, ok = sc.shapeOK(start, end)
 			}
 			if ok {
-				sc.cands = append(sc.cands, jsonSpan{start: start, end: end, wide: sc.json.wide})
+				sc.cands = append(sc.cands, jsonSpan{start: start, end: end})
 				sc.decl = append(sc.decl, decl)
 			}
 			sc.i = end

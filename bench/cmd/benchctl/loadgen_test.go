@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -91,5 +92,21 @@ func TestGenerateChecksEveryAnswer(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestUniqueRequest: each request gets its own domNodeId digits, of the
+// same length, in any encoding; a body without a domNodeId stays as is.
+func TestUniqueRequest(t *testing.T) {
+	body := []byte(`x ListPage` + domNodeID + `000000000106" y`)
+	a, b := uniqueRequest(body, 7), uniqueRequest(body, 8)
+	if string(a) == string(b) || len(a) != len(body) || !bytes.Contains(a, []byte(domNodeID+"000000000007\"")) {
+		t.Fatalf("unique bodies %q and %q", a, b)
+	}
+	if string(body) != `x ListPage`+domNodeID+`000000000106" y` {
+		t.Fatal("the variant's body changed")
+	}
+	if other := []byte("'<p>hello</p>'"); &uniqueRequest(other, 1)[0] != &other[0] {
+		t.Fatal("a body without a domNodeId was copied")
 	}
 }

@@ -31,6 +31,7 @@ type config struct {
 	variants         []string
 	encodings        []string
 	distinct         int
+	unique           bool
 	repeat           bool
 	setups           []string
 	satConns         int
@@ -63,6 +64,7 @@ func main() {
 	flag.StringVar(&satProtocols, "sat-protocols", "h2c", "saturated setup: protocols")
 	flag.StringVar(&encodings, "encodings", "raw,form,json", "body encodings of the page workloads (medium, large): raw (gems 17.1+), form (gems up to 17.0), json")
 	flag.IntVar(&c.distinct, "distinct", 32, "distinct requests each page workload rotates through (1 to 1000)")
+	flag.BoolVar(&c.unique, "unique", false, "page workloads: make every request a new one (a counter in the domNodeId of each variant), which V8's compilation cache never answers; in rotation it answers the variants it compiled before")
 	flag.BoolVar(&c.repeat, "repeat", false, "send the page workloads as one repeated request, as before (V8 then compiles it once)")
 	flag.IntVar(&c.memWorkers, "mem-workers", 4, "workers of the memory workload (4 concurrent renders)")
 	flag.IntVar(&c.memBundles, "mem-bundles", 3, "bundles of the many-bundles memory workload (mem-workers × this, medium page; 1: none)")

@@ -404,6 +404,9 @@ func pageMode(c config) string {
 	if c.repeat {
 		return "repeat one request (-repeat)"
 	}
+	if c.unique {
+		return fmt.Sprintf("send every request once (-unique: %d variants, each with a counter in its domNodeId); hello and small repeat one", c.distinct)
+	}
 	return fmt.Sprintf("send %d distinct requests in rotation; hello and small repeat one", c.distinct)
 }
 
@@ -485,7 +488,7 @@ func cell(c config, st setup, variant, proto string, j *job, bundle string, work
 	switch {
 	case j.distinct():
 		spec := genSpec{URL: url, H2C: proto == "h2c", Conns: st.conns, Warmup: warmup, Duration: duration,
-			ContentType: j.e.ContentType, Header: j.e.Header, Bodies: j.files, ServerPID: s.pid()}
+			ContentType: j.e.ContentType, Header: j.e.Header, Bodies: j.files, ServerPID: s.pid(), Unique: c.unique}
 		for i := range j.files {
 			want, verr := bench.VariantAnswer(j.code0, probe, i)
 			if verr != nil {

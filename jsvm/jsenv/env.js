@@ -12,6 +12,8 @@
   'use strict';
   var g = globalThis;
   g.global = g;
+  // Captured before the bundle runs, which may replace it.
+  var defineProperty = Object.defineProperty;
 
   // ---- Engine gaps -------------------------------------------------------
 
@@ -345,13 +347,29 @@
 
   return {
     // begin sets the per-render globals, starts a fresh console history and
-    // a fresh async context for the render.
+    // a fresh async context for the render. code is the request's text, or
+    // (the node engine, whose process compiles the request rewritten) a
+    // function that returns it: renderingRequest is then made from it when
+    // first read (an accessor until then, a plain property after).
     begin: function (code, shared, runOnOtherBundle) {
       var st = { history: [], late: null, afterSync: false };
       current = st;
       console.history = st.history;
       ctxSet({ render: st, stores: null });
-      g.renderingRequest = code;
+      if (typeof code === 'function') {
+        var settle = function (v) {
+          defineProperty(g, 'renderingRequest', { value: v, writable: true, enumerable: true, configurable: true });
+          return v;
+        };
+        defineProperty(g, 'renderingRequest', {
+          get: function () { return settle(code()); },
+          set: settle,
+          enumerable: true,
+          configurable: true,
+        });
+      } else {
+        g.renderingRequest = code;
+      }
       g.sharedExecutionContext = shared;
       g.runOnOtherBundle = runOnOtherBundle;
     },

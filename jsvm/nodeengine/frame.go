@@ -23,7 +23,11 @@ import (
 //	                                                     → loaded | loadFailed
 //	unload  b
 //	render  r (render id), b (entry), set (bundle id → program key), sink,
-//	        updates, host (shared-context values from gorender); body: code
+//	        updates, host (shared-context values from gorender), parsed
+//	        (the JSON.parse calls of a rewritten request: their start and
+//	        end, in UTF-16 units, two a call; transform.AppendPropsAsJSON),
+//	        latin1 (the body is in Latin-1, not UTF-8: latin1.go);
+//	        body: code, as the process compiles it
 //	update  r, n (sequence), id (bundle id); body: code → updated | updateFailed
 //	        (one at a time: the next is sent once the last was applied)
 //	close   r: no more updates
@@ -67,6 +71,8 @@ type header struct {
 	Sink    bool              `json:"sink,omitempty"`
 	Updates bool              `json:"updates,omitempty"`
 	Host    []hostEntry       `json:"host,omitempty"`
+	Parsed  []int             `json:"parsed,omitempty"`
+	Latin1  bool              `json:"latin1,omitempty"`
 	ID      string            `json:"id,omitempty"`
 	N       uint64            `json:"n,omitempty"`
 	Why     string            `json:"why,omitempty"`

@@ -34,7 +34,7 @@ type propsJSONRender struct {
 // small fixtures' props and Rails contexts are rewritten too; and with the
 // production threshold, which rewrites the list and large pages' props.
 func TestPropsAsJSONSameAnswers(t *testing.T) {
-	defer func(f func(string) string) { compiledCode = f }(compiledCode)
+	defer func(f func([]byte, string) ([]byte, []int)) { propsRewrite = f }(propsRewrite)
 	renders := []propsJSONRender{
 		{request: "hello-world", bundles: []string{"react-app"}},
 		{request: "small-page", bundles: []string{"react-app"}},
@@ -87,8 +87,7 @@ func TestPropsAsJSONSameAnswers(t *testing.T) {
 		runtimes[name] = rt
 		return rt
 	}
-	asSent := func(code string) string { return code }
-	every := func(code string) string { out, _ := transform.PropsAsJSONAbove(code, 1); return out }
+	every := func(dst []byte, code string) ([]byte, []int) { return transform.AppendPropsAsJSONAbove(dst, code, 1) }
 	rewrites := 0
 	for _, r := range renders {
 		t.Run(r.request, func(t *testing.T) {
@@ -99,10 +98,10 @@ func TestPropsAsJSONSameAnswers(t *testing.T) {
 			if _, n := transform.PropsAsJSONAbove(code, 1); n > 0 {
 				rewrites++
 			}
-			compiledCode = asSent
+			propsRewrite = sentAsIs
 			want := propsJSONRenderOnce(t, r, code, runtime)
-			for _, rewrite := range []func(string) string{every, compiledCodeProduction} {
-				compiledCode = rewrite
+			for _, rewrite := range []func([]byte, string) ([]byte, []int){every, transform.AppendPropsAsJSON} {
+				propsRewrite = rewrite
 				if got := propsJSONRenderOnce(t, r, code, runtime); got != want {
 					t.Fatalf("the answer changed with the rewrite:\ngot  %.400q\nwant %.400q", got, want)
 				}
@@ -122,8 +121,45 @@ func TestPropsAsJSONSameAnswers(t *testing.T) {
 	}
 }
 
-// compiledCodeProduction is the rewrite at its production threshold.
-var compiledCodeProduction = propsAsJSON
+// TestPropsAsJSONRenderingRequest: with the props rewritten, the request
+// still sees itself as sent in renderingRequest (the executor makes it
+// from the rewritten text when it is read), literals with quotes,
+// backslashes, line breaks and non-ASCII text included; and it can assign
+// it as a plain global.
+func TestPropsAsJSONRenderingRequest(t *testing.T) {
+	defer func(f func([]byte, string) ([]byte, []int)) { propsRewrite = f }(propsRewrite)
+	propsRewrite = transform.AppendPropsAsJSON
+	e, _ := newEngine(t, config{StubTimers: true})
+	rt := load(t, e, "b", "", `var x;`)
+	req := jsvm.NewRequest(map[string]jsvm.Runtime{"b": rt})
+	items := strings.Repeat(`{"t":"it's \"q\" \\ é`+"\u2028"+` café 😀 \u0026 \ud83d","n":[1,-2.5e3,true,null]},`+"\r\n ", 200)
+	props := "{\"items\":[" + items + "0],\n\"é\":\"😀\"}"
+	for _, tc := range []struct{ name, ret, want string }{
+		{"read", "renderingRequest", ""},
+		{"read twice", "renderingRequest === renderingRequest ? renderingRequest : 'differs'", ""},
+		{"assigned", "(renderingRequest = 'set', renderingRequest + typeof renderingRequest)", "setstring"},
+		{"own enumerable property", "Object.keys(globalThis).indexOf('renderingRequest') >= 0 && delete globalThis.renderingRequest ? typeof renderingRequest : 'no'", "undefined"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code := "(function(componentName = \"X\", props = undefined) {\n  var railsContext = " + props + ";\n" +
+				"  var usedProps = typeof props === 'undefined' ? " + props + " : props;\n  return " + tc.ret + ";\n})()"
+			if _, parsed := transform.AppendPropsAsJSON(nil, code); len(parsed) != 4 {
+				t.Fatalf("%d offsets, want the two literals rewritten", len(parsed))
+			}
+			res, err := rt.Eval(context.Background(), code, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if want == "" {
+				want = code
+			}
+			if res.Body != want {
+				t.Fatalf("renderingRequest:\n%.300q\nwant\n%.300q", res.Body, want)
+			}
+		})
+	}
+}
 
 func readTestdata(t *testing.T, parts ...string) string {
 	t.Helper()
@@ -181,7 +217,7 @@ func propsJSONRenderOnce(t *testing.T, r propsJSONRender, code string, runtime f
 //
 //	go test -run '^$' -bench PropsAsJSON -benchtime 200x ./jsvm/nodeengine/
 func BenchmarkPropsAsJSON(b *testing.B) {
-	defer func(f func(string) string) { compiledCode = f }(compiledCode)
+	defer func(f func([]byte, string) ([]byte, []int)) { propsRewrite = f }(propsRewrite)
 	src, err := os.ReadFile(filepath.Join(testdata, "bundles", "react-app.js"))
 	if err != nil {
 		b.Fatal(err)
@@ -207,12 +243,12 @@ func BenchmarkPropsAsJSON(b *testing.B) {
 			}
 			sides := []struct {
 				name    string
-				compile func(string) string
-			}{{"json", compiledCodeProduction}, {"literal", func(c string) string { return c }}}
+				compile func([]byte, string) ([]byte, []int)
+			}{{"json", transform.AppendPropsAsJSON}, {"literal", sentAsIs}}
 			var goCPU, nodeCPU [2][]float64
 			for i := 0; i < 4; i++ { // warm both paths
 				for _, s := range sides {
-					compiledCode = s.compile
+					propsRewrite = s.compile
 					if _, err := rt.Eval(context.Background(), distinct(), req); err != nil {
 						b.Fatal(err)
 					}
@@ -222,7 +258,7 @@ func BenchmarkPropsAsJSON(b *testing.B) {
 			for i := range b.N {
 				for k := range sides {
 					s := sides[(k+i)%2]
-					compiledCode = s.compile
+					propsRewrite = s.compile
 					code := distinct()
 					g0, n0 := runNanos(os.Getpid()), runNanos(pid)
 					if _, err := rt.Eval(context.Background(), code, req); err != nil {

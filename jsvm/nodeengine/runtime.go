@@ -304,11 +304,15 @@ func (rn *render) run(ctx context.Context) (jsvm.Result, error) {
 	t := newTicket(rn.id, req.Sink != nil || req.Updates != nil)
 	t.bundle = r.prg.name
 	rn.t = t
-	h := &header{T: "render", R: rn.id, B: r.prg.key, Set: set, Sink: req.Sink != nil, Updates: req.Updates != nil, Host: rn.hostEntries()}
+	code, parsed, latin1, sent := compiledCode(rn.code)
+	h := &header{T: "render", R: rn.id, B: r.prg.key, Set: set, Sink: req.Sink != nil, Updates: req.Updates != nil, Host: rn.hostEntries(),
+		Parsed: parsed, Latin1: latin1}
 	// Counted before it is sent: a render that comes for p once this one
 	// is in its pipe must see p due for recycling, or it would queue there.
 	r.eng.rendered(p)
-	if err := p.sendRender(t, h, compiledCode(rn.code)); err != nil {
+	err := p.sendRender(t, h, code)
+	sent()
+	if err != nil {
 		if errors.Is(err, errOutputEnded) {
 			rn.elsewhere = true // it was never sent
 			return jsvm.Result{}, nil

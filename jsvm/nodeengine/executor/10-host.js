@@ -266,7 +266,9 @@ function dispatch(h, body) {
     }
     case 'render': {
       if (loading) bug('render while loading', h.r);
-      const code = body.toString('utf8');
+      // Latin-1 when gorender found no character past U+00FF (latin1.go):
+      // decoded at a copy's speed, where UTF-8 with non-ASCII is not.
+      const code = h.latin1 ? body.latin1Slice(0, body.length) : body.toString('utf8');
       // Pipelined (gorender queues a render into a busy process only
       // when none is idle): it starts once the current one answered, and
       // after those queued before it. One read between an answer and its

@@ -12,6 +12,7 @@ class Render {
       if (!b) bug('render with a bundle not loaded', key);
       this.set.set(id, b);
     }
+    this.parsed = h.parsed || null; // the JSON.parse calls of a rewritten request
     this.sink = !!h.sink;
     this.hasUpdates = !!h.updates;
     this.shared = new Map();
@@ -46,7 +47,7 @@ class Render {
 
   run() {
     const b = this.entry;
-    b.begin(this.code);
+    b.begin(this.parsed ? () => asSent(this.code, this.parsed) : this.code);
     this.entryContext = asyncContext.getStore();
     let value;
     try {
@@ -269,6 +270,25 @@ class Render {
     send(a, body);
     startQueued();
   }
+}
+
+// asSent is the request's text as sent, from the text the process compiled
+// with its large JSON literals as JSON.parse('…') calls (parsed: their
+// start and end, two a call; transform.AppendPropsAsJSON): each call back
+// to its string's content, each \uXXXX escape (a non-ASCII character) as
+// its code unit and the backslash before any other escaped character
+// dropped. Made only when the render reads renderingRequest.
+function asSent(code, parsed) {
+  const unescape = (m, hex, c) => (hex ? String.fromCharCode(parseInt(hex, 16)) : c);
+  let out = '';
+  let at = 0;
+  for (let i = 0; i < parsed.length; i += 2) {
+    const start = parsed[i];
+    const end = parsed[i + 1];
+    out += code.slice(at, start) + code.slice(start + "JSON.parse('".length, end - 2).replace(/\\(?:u([0-9a-f]{4})|([\s\S]))/g, unescape);
+    at = end;
+  }
+  return out + code.slice(at);
 }
 
 // ---- The render's work on Node's thread pool --------------------------

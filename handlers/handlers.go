@@ -38,7 +38,10 @@ type Deps struct {
 	Readiness       Readiness
 	Password        auth.Password
 	RendererVersion string
-	Engine          string
+	// RendererCommit and BuildDate are the commit gorender was built from
+	// and the build's date, for /info.
+	RendererCommit, BuildDate string
+	Engine                    string
 	// EngineInfo are /info's fields the engine sets (jsvm.InfoReporter).
 	EngineInfo map[string]string
 	Metrics    *metrics.Metrics

@@ -14,6 +14,8 @@ func (h *Handlers) Info(w http.ResponseWriter, r *http.Request) {
 	info := map[string]string{
 		"node_version":     runtime.Version(),
 		"renderer_version": h.RendererVersion,
+		"commit":           h.RendererCommit,
+		"build_date":       h.BuildDate,
 		"protocol_version": auth.ProtocolVersion,
 		"engine":           h.Engine,
 	}

@@ -60,7 +60,7 @@ func BenchmarkRequestPath(b *testing.B) {
 			if err := os.WriteFile(filepath.Join(dir, id+".js"), []byte("globalThis.loaded = true;\n"), 0o644); err != nil {
 				b.Fatal(err)
 			}
-			s, err := New(cfg, "bench", slog.New(slog.DiscardHandler))
+			s, err := New(cfg, Build{Version: "bench"}, slog.New(slog.DiscardHandler))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -58,14 +58,20 @@ type Server struct {
 	// generationLoaded turns true once all its bundles are loaded.
 	generation       *bundles.Generation
 	generationLoaded atomic.Bool
-	version          string
+	build            Build
 	errors           *errtrack.Tracker // Sentry and Honeybadger; nil when both are off
+}
+
+// Build is what the binary says of itself: its version, the commit it was
+// built from and that build's date (`gorender version`, /info).
+type Build struct {
+	Version, Commit, Date string
 }
 
 // New builds a Server from cfg: it opens the bundle cache and makes the
 // engine, but listens on nothing yet.
-func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, error) {
-	traces, err := tracing.New(cfg.Tracing, version, logger)
+func New(cfg *config.Config, build Build, logger *slog.Logger) (*Server, error) {
+	traces, err := tracing.New(cfg.Tracing, build.Version, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +79,7 @@ func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, erro
 		logger = tracing.Logger(logger)
 	}
 	tracer := traces.Tracer() // nil when off
-	errs, err := errtrack.New(cfg.ErrorTracking, version, cfg.JSEngine, logger)
+	errs, err := errtrack.New(cfg.ErrorTracking, build.Version, cfg.JSEngine, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -121,10 +127,10 @@ func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, erro
 	var m *metrics.Metrics
 	var observer worker.Observer
 	if cfg.Metrics {
-		m = metrics.New(version, engine.Name())
+		m = metrics.New(build.Version, engine.Name())
 		observer = m
 	}
-	s := &Server{cfg: cfg, logger: logger, cache: cache, engine: engine, metrics: m, tracing: traces, errors: errs, version: version}
+	s := &Server{cfg: cfg, logger: logger, cache: cache, engine: engine, metrics: m, tracing: traces, errors: errs, build: build}
 	if cfg.GenerationManifest != "" {
 		// A bad declaration fails the start: a deploy that ships a broken
 		// cache must not come up half-ready.
@@ -188,7 +194,9 @@ func New(cfg *config.Config, version string, logger *slog.Logger) (*Server, erro
 		Renderer:        s.pools,
 		Readiness:       s,
 		Password:        auth.NewPassword(cfg.Password),
-		RendererVersion: version,
+		RendererVersion: build.Version,
+		RendererCommit:  build.Commit,
+		BuildDate:       build.Date,
 		Engine:          engine.Name(),
 		EngineInfo:      engineInfo,
 		Metrics:         m,
@@ -346,7 +354,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	// The configuration in effect is logged once before this, by the command.
-	s.logger.Info("gorender listening", "addr", ln.Addr().String(), "version", s.version,
+	s.logger.Info("gorender listening", "addr", ln.Addr().String(), "version", s.build.Version, "commit", s.build.Commit,
 		"engine", s.engine.Name(), "protocols", "HTTP/1.1,h2c")
 
 	select {

@@ -72,12 +72,15 @@ func TestHelpConfig(t *testing.T) {
 	}
 }
 
-// TestVersionFlags: --version and -v print what `gorender version` prints.
+// TestVersionFlags: `gorender version`, --version and -v print the version,
+// commit and date the binary was stamped with (-ldflags -X, as
+// scripts/release.sh stamps them; TestInfo checks /info's).
 func TestVersionFlags(t *testing.T) {
 	t.Parallel()
+	want := "gorender " + rendererVersion + " (commit " + rendererCommit + ", built " + buildDate + ")\n"
 	for _, arg := range []string{"version", "--version", "-v"} {
 		code, stdout, stderr := runBinary(t, nil, arg)
-		if code != 0 || stdout != "gorender "+rendererVersion+"\n" || stderr != "" {
+		if code != 0 || stdout != want || stderr != "" {
 			t.Errorf("gorender %s: exit %d, stdout %q, stderr %q", arg, code, stdout, stderr)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,7 +62,7 @@ func TestOperationalEndpoints(t *testing.T) {
 			} else if !strings.HasPrefix(info["node_version"], "go1.") {
 				t.Errorf("node_version = %q, want the Go version", info["node_version"])
 			}
-			want := map[string]string{"renderer_version": rendererVersion, "protocol_version": "2.0.0", "engine": testEngine}
+			want := map[string]string{"renderer_version": rendererVersion, "commit": rendererCommit, "build_date": buildDate, "protocol_version": "2.0.0", "engine": testEngine}
 			for k, v := range want {
 				if info[k] != v {
 					t.Errorf("%s = %q, want %q", k, info[k], v)
@@ -185,8 +184,8 @@ func TestStartupPolicy(t *testing.T) {
 	}
 }
 
-// TestCommands covers `gorender healthcheck` and `gorender version`
-// (PROTOCOL.md §13).
+// TestCommands covers `gorender healthcheck` (PROTOCOL.md §13;
+// TestVersionFlags `gorender version`).
 func TestCommands(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, nil)
@@ -207,12 +206,6 @@ func TestCommands(t *testing.T) {
 		code, _, _ := runBinary(t, map[string]string{"RENDERER_HOST": "127.0.0.1", "RENDERER_PORT": strconv.Itoa(freePort(t))}, "healthcheck")
 		if code != 1 {
 			t.Errorf("healthcheck against a closed port: exit %d, want 1", code)
-		}
-	})
-	t.Run("version", func(t *testing.T) {
-		code, stdout, _ := runBinary(t, nil, "version")
-		if code != 0 || !regexp.MustCompile(`^gorender \S+\n$`).MatchString(stdout) {
-			t.Errorf("version: exit %d, output %q", code, stdout)
 		}
 	})
 }

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -13,14 +14,45 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/gorender/gorender/config"
+	"github.com/gorender/gorender/server"
 )
 
-// version is stamped at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// The version, the commit and its date, stamped at build time by
+// scripts/release.sh and the Dockerfile with
+// -ldflags "-X main.version=... -X main.commit=... -X main.date=...".
+var (
+	version = "0.1.0-dev"
+	commit  string
+	date    string
+)
+
+// build is what `gorender version` and /info report: the stamped commit and
+// date, else those Go recorded from the git checkout it built (a plain `go
+// build`; "-dirty" when the tree had changes), else "unknown".
+func build() server.Build {
+	b := server.Build{Version: version, Commit: commit, Date: date}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		vcs := map[string]string{}
+		for _, s := range info.Settings {
+			vcs[s.Key] = s.Value
+		}
+		if b.Commit == "" && vcs["vcs.revision"] != "" {
+			b.Commit = vcs["vcs.revision"]
+			if vcs["vcs.modified"] == "true" {
+				b.Commit += "-dirty"
+			}
+		}
+		b.Date = cmp.Or(b.Date, vcs["vcs.time"])
+	}
+	b.Commit = cmp.Or(b.Commit, "unknown")
+	b.Date = cmp.Or(b.Date, "unknown")
+	return b
+}
 
 func main() {
 	ctx, stop := signalContext()
@@ -90,7 +122,8 @@ func run(ctx context.Context, args []string, environ []string, stdout, stderr io
 		if len(args) > 0 {
 			return usagef("version takes no arguments, got %q", args)
 		}
-		_, err = fmt.Fprintln(stdout, "gorender", version)
+		b := build()
+		_, err = fmt.Fprintf(stdout, "gorender %s (commit %s, built %s)\n", b.Version, b.Commit, b.Date)
 	case "help":
 		return help(args, stdout)
 	default:
@@ -135,7 +168,8 @@ Usage:
                                        render it once and print the HTML
   gorender healthcheck [flags]         exit 0 if gorender's /health answers 200,
                                        else print why and exit 1
-  gorender version                     print the version (also -v, --version)
+  gorender version                     print the version, commit and build date
+                                       (also -v, --version)
   gorender help [config]               this text (also -h, --help); with
                                        config, every environment variable
 

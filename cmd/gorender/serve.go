@@ -157,7 +157,7 @@ func start(cfg *config.Config, environ []string, stderr io.Writer) (*server.Serv
 	for _, name := range config.UnknownVariables(environ) {
 		logger.Warn(name + " is not a gorender variable and has no effect; 'gorender help config' lists them")
 	}
-	srv, err := server.New(cfg, version, logger)
+	srv, err := server.New(cfg, build(), logger)
 	if err != nil {
 		return nil, nil, err
 	}

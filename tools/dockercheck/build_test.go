@@ -192,12 +192,17 @@ func copyFile(src, dst string, mode fs.FileMode) error {
 
 // TestImageBuild runs the Dockerfile's go build, as written, on the build
 // context .dockerignore lets through, then checks the binary: static, with
-// the version stamped, and its healthcheck subcommand (the image's
+// the version, commit and date stamped, and its healthcheck subcommand (the image's
 // HEALTHCHECK) exits 0 against a live server and 1 once it is gone.
 func TestImageBuild(t *testing.T) {
 	d := parseDockerfile(t)
-	const version = "1.2.3-dockercheck"
-	bc := parseBuildCommand(t, d, map[string]string{"VERSION": version, "TARGETOS": runtime.GOOS, "TARGETARCH": runtime.GOARCH})
+	const (
+		version = "1.2.3-dockercheck"
+		commit  = "0123456789abcdef0123456789abcdef01234567"
+		date    = "2026-12-07T22:00:00Z"
+	)
+	bc := parseBuildCommand(t, d, map[string]string{"VERSION": version, "COMMIT": commit, "DATE": date,
+		"TARGETOS": runtime.GOOS, "TARGETARCH": runtime.GOARCH})
 
 	assigned := map[string]string{}
 	for _, kv := range bc.env {
@@ -210,9 +215,10 @@ func TestImageBuild(t *testing.T) {
 	if !slices.Contains(bc.args, "-trimpath") {
 		t.Errorf("the build RUN has no -trimpath: %v", bc.args)
 	}
-	stamp := "-X main.version=" + version
-	if !slices.ContainsFunc(bc.args, func(a string) bool { return strings.HasPrefix(a, "-ldflags") && strings.Contains(a, stamp) }) {
-		t.Errorf("the build RUN does not stamp the version (%q): %v", stamp, bc.args)
+	for _, stamp := range []string{"-X main.version=" + version, "-X main.commit=" + commit, "-X main.date=" + date} {
+		if !slices.ContainsFunc(bc.args, func(a string) bool { return strings.HasPrefix(a, "-ldflags") && strings.Contains(a, stamp) }) {
+			t.Errorf("the build RUN does not stamp %q: %v", stamp, bc.args)
+		}
 	}
 	if pkg := bc.args[len(bc.args)-1]; pkg != "./cmd/gorender" {
 		t.Errorf("the build RUN builds %s, want ./cmd/gorender", pkg)
@@ -259,9 +265,10 @@ func TestImageBuild(t *testing.T) {
 		}
 	})
 	t.Run("version", func(t *testing.T) {
+		want := "gorender " + version + " (commit " + commit + ", built " + date + ")\n"
 		out, err := exec.Command(binary, "version").Output()
-		if err != nil || strings.TrimSpace(string(out)) != "gorender "+version {
-			t.Errorf("gorender version: %q, %v; want %q", out, err, "gorender "+version)
+		if err != nil || string(out) != want {
+			t.Errorf("gorender version: %q, %v; want %q", out, err, want)
 		}
 	})
 	t.Run("healthcheck", func(t *testing.T) { checkHealthcheck(t, d, binary) })

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs a pinned Go tool the checks need, helm or staticcheck, into
-# <repo>/.bin/<tool>, built from the Go module proxy (no binary download).
-# Does nothing when that version is already there. Prints the binary's path.
-#   bash scripts/install-go-tool.sh helm|staticcheck
+# Installs a pinned Go tool the checks and the release need into
+# <repo>/.bin/<tool>, built from the Go module proxy (no binary download):
+# helm, staticcheck, actionlint (lints .github/workflows) or cyclonedx-gomod
+# (the release's SBOMs, scripts/release.sh). Does nothing when that version is
+# already there. Prints the binary's path.
+#   bash scripts/install-go-tool.sh helm|staticcheck|actionlint|cyclonedx-gomod
 set -euo pipefail
 
 ldflags=""
@@ -20,8 +22,20 @@ staticcheck)
   package=honnef.co/go/tools/cmd/staticcheck
   note=""
   ;;
+actionlint)
+  version=v1.7.12
+  module=github.com/rhysd/actionlint
+  package=github.com/rhysd/actionlint/cmd/actionlint
+  note=""
+  ;;
+cyclonedx-gomod)
+  version=v1.10.0
+  module=github.com/CycloneDX/cyclonedx-gomod
+  package=github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
+  note=""
+  ;;
 *)
-  echo "usage: $0 helm|staticcheck" >&2
+  echo "usage: $0 helm|staticcheck|actionlint|cyclonedx-gomod" >&2
   exit 2
   ;;
 esac

@@ -7,6 +7,8 @@
 //   - dockercheck: the Dockerfile linted by BuildKit's linter, and its build
 //     command run as written, producing a static binary whose healthcheck
 //     subcommand works against a live server.
+//   - releasecheck: what scripts/release.sh builds, built and checked: the
+//     checksums, archives, binaries of every target and SBOMs.
 //
 // Run them with scripts/check-deploy.sh (it installs the pinned helm first).
 package tools

@@ -104,3 +104,64 @@ func TestFlatJSONTakesTheGemsBodies(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryUnescapeDense checks the in-place decoder against
+// url.QueryUnescape where its dense loop runs (after four escapes, 72 bytes
+// or more before the end): a '+' (and a '*' after it, which a borrow from
+// it could flag), a '%' with good or bad hex digits, and a '%' one or two
+// bytes before the end, at every offset of a word and of a 64-byte block,
+// after a long run or many escapes, and at every distance from the end.
+func TestQueryUnescapeDense(t *testing.T) {
+	const prefix = "%28%29%7B%7D" // four escapes: the output lags eight bytes
+	for _, middle := range []string{"", strings.Repeat("%2B+x%22", 9)} {
+		for _, tail := range []string{"+", "%41", "%C3%A9", "%4G", "%G1", "%", "%4", "++%2B%25", "%41%4", "+*", "%25*+*%2A"} {
+			for before := range 140 {
+				for after := range 90 {
+					s := prefix + strings.Repeat("a", before) + middle + tail + strings.Repeat("b", after)
+					got, gotErr := queryUnescapeInPlace([]byte(s))
+					want, wantErr := url.QueryUnescape(s)
+					if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+						t.Fatalf("%q: error %v, want %v", s, gotErr, wantErr)
+					}
+					if gotErr == nil && string(got) != want {
+						t.Fatalf("%q: %q, want %q", s, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFlatJSONControlBytes checks the flat path's check of control bytes
+// in strings, which sonic's validator lets through: a string with one, raw
+// or escaped, at every offset of a word, its quote in the same word or the
+// next, goes to the generic decoder (an error); whitespace after a string,
+// in the same word, stays flat.
+func TestFlatJSONControlBytes(t *testing.T) {
+	for offset := range 17 {
+		pad := strings.Repeat("x", offset)
+		for _, c := range []string{"\x00", "\n", "\t", "\x1f", "\\\n"} {
+			for _, in := range []string{`"renderingRequest":"` + pad + c + `y"`, `"renderingRequest":"` + pad + c + `yyyyyyyyy"`, `"a":["` + pad + c + `"]`, `"` + pad + c + `":"v"`} {
+				body := `{"password":"pw",` + in + `}`
+				if _, ok := scanFlatJSON([]byte(body)); ok {
+					t.Fatalf("%q: flat, with a control byte in a string", body)
+				}
+				got, gotErr := DecodeJSONObject([]byte(body))
+				want, wantErr := decodeJSONGeneric([]byte(body))
+				if wantErr == nil {
+					t.Fatalf("%q: the generic decoder accepts it", body)
+				}
+				sameDecoding(t, body, got, gotErr, want, wantErr)
+			}
+		}
+		for _, ws := range []string{"\n", "\t", "\r\n "} {
+			body := `{"renderingRequest":"` + pad + `"` + ws + `,` + ws + `"list":["` + pad + `"` + ws + `]` + ws + `}`
+			if _, ok := scanFlatJSON([]byte(body)); !ok {
+				t.Fatalf("%q: not flat", body)
+			}
+			got, gotErr := DecodeJSONObject([]byte(body))
+			want, wantErr := decodeJSONGeneric([]byte(body))
+			sameDecoding(t, body, got, gotErr, want, wantErr)
+		}
+	}
+}

@@ -42,6 +42,9 @@ func decodeForm(data []byte) (*Fields, *HTTPError) {
 func queryUnescapeInPlace(b []byte) ([]byte, error) {
 	w, i := 0, 0
 	for {
+		if i-w >= 8 {
+			i, w = unescapeDense(b, i, w)
+		}
 		// Copy up to the next '%' or '+', eight bytes at a time. A word is
 		// stored whole when that cannot reach a byte not yet read (w <= i,
 		// and the output lags the input by 2 bytes per escape).
@@ -83,6 +86,52 @@ func queryUnescapeInPlace(b []byte) ([]byte, error) {
 		b[w] = hexValue[b[i+1]]<<4 | hexValue[b[i+2]]
 		i, w = i+3, w+1
 	}
+}
+
+// unescapeDense is queryUnescapeInPlace's loop once the output lags the
+// input by eight bytes or more (four escapes in), for a rendering request's
+// one escape every few bytes. It finds the '%' of 64 bytes at once, so that
+// finding the next one does not wait on decoding the previous one, and
+// copies the run before each a word at a time ('+' turned to ' ' within
+// the word), which the lag lets it store whole. It stops 72 bytes before
+// the end, or at a '%' not followed by two hex digits, and returns where it
+// stopped: the bytes from i on are still the input's.
+func unescapeDense(b []byte, i, w int) (int, int) {
+	const plusToSpace = '+' ^ ' '
+	for block := i; block+72 <= len(b); block += 64 { // 64 bytes, a run's last word
+		var percents uint64
+		for k := range 8 {
+			percents |= uint64(byteBits(binary.LittleEndian.Uint64(b[block+8*k:]), '%')) << (8 * k)
+		}
+		for ; percents != 0; percents &= percents - 1 {
+			p := block + bits.TrailingZeros64(percents) // p >= i: hex digits are no '%'
+			for {
+				x := binary.LittleEndian.Uint64(b[i:])
+				x ^= bytesExact(x, '+') >> 7 * plusToSpace
+				binary.LittleEndian.PutUint64(b[w:], x) // w+8 <= i: read already
+				if p-i <= 8 {
+					break
+				}
+				i, w = i+8, w+8
+			}
+			w += p - i
+			hi, lo := hexValue[b[p+1]], hexValue[b[p+2]]
+			if hi|lo > 0xf {
+				return p, w // the caller reports it
+			}
+			b[w] = hi<<4 | lo
+			i, w = p+3, w+1
+		}
+	}
+	return i, w
+}
+
+// bytesExact has the high bit set in every byte of x equal to c, and only
+// in those.
+func bytesExact(x uint64, c byte) uint64 {
+	const lows, highs = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	y := x ^ uint64(c)*0x0101010101010101
+	return ^((y&lows + lows) | y) & highs // no carry crosses a byte
 }
 
 // bytesEqual has the high bit set in the lowest byte of x equal to c (and

@@ -5,14 +5,16 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/bytedance/sonic/encoder"
 	"github.com/bytedance/sonic/unquote"
 )
 
 // The gem's JSON bodies are flat (PROTOCOL.md §3): one object whose values
 // are strings and arrays of strings. Such a body is decoded here without
-// building a generic tree: validJSON (sonic's validator) checks it, one walk
-// finds its members (scanFlatJSON: the head is read from them), and only
-// then, once the password passed, are its strings unescaped (buildFlat),
+// building a generic tree: sonic's validator checks it, one walk finds its
+// members and checks its strings for control bytes (scanFlatJSON: the head
+// is read from the members), and only then, once the password passed, are
+// its strings unescaped (buildFlat),
 // each into one buffer of its literal's size. Any other body, valid or
 // not, goes to the generic decoder (decodeJSONGeneric), which gives every
 // error its text: so this path only ever returns what that decoder would
@@ -33,10 +35,11 @@ type flatMember struct {
 // object: members whose values are strings, arrays of strings, true, false
 // or null, at most maxFlatMembers of them. ok is false for anything else.
 func scanFlatJSON(data []byte) (members []flatMember, ok bool) {
-	if _, valid := validJSON(data); !valid {
+	if valid, _ := encoder.Valid(data); !valid {
 		return nil, false
 	}
-	// data is one valid JSON value from here on.
+	// data is one valid JSON value from here on, but for control bytes in
+	// its strings (validJSON): the walk checks the strings it passes.
 	i := skipJSONSpace(data, 0)
 	if data[i] != '{' {
 		return nil, false
@@ -53,7 +56,10 @@ func scanFlatJSON(data []byte) (members []flatMember, ok bool) {
 		if len(members) == maxFlatMembers {
 			return nil, false
 		}
-		keyEnd := jsonStringEnd(data, i)
+		keyEnd, clean := jsonStringScan(data, i)
+		if !clean {
+			return nil, false
+		}
 		key := data[i:keyEnd]
 		i = skipJSONSpace(data, skipJSONSpace(data, keyEnd)+1) // past ':'
 		valueEnd, flat := flatValueEnd(data, i)
@@ -66,11 +72,12 @@ func scanFlatJSON(data []byte) (members []flatMember, ok bool) {
 }
 
 // flatValueEnd returns the index past the valid JSON value at i, and
-// whether it is a string, an array of strings, true, false or null.
+// whether it is a string, an array of strings, true, false or null, and
+// without a control byte in its strings.
 func flatValueEnd(data []byte, i int) (end int, flat bool) {
 	switch data[i] {
 	case '"':
-		return jsonStringEnd(data, i), true
+		return jsonStringScan(data, i)
 	case 't', 'n':
 		return i + len("true"), true
 	case 'f':
@@ -84,7 +91,10 @@ func flatValueEnd(data []byte, i int) (end int, flat bool) {
 			case ',':
 				i++
 			case '"':
-				i = jsonStringEnd(data, i)
+				var clean bool
+				if i, clean = jsonStringScan(data, i); !clean {
+					return 0, false
+				}
 			default:
 				return 0, false
 			}
@@ -94,39 +104,54 @@ func flatValueEnd(data []byte, i int) (end int, flat bool) {
 }
 
 // jsonStringEnd returns the index just past the string starting at i (a
-// '"' of valid JSON). It reads eight bytes at a time: a quote ends the
-// string unless escaped, and which bytes the backslashes of a word escape
-// is looked up (escapedBytes), so that the many escapes of a rendering
-// request cost no branch each.
+// '"' of valid JSON).
 func jsonStringEnd(data []byte, i int) int {
+	end, _ := jsonStringScan(data, i)
+	return end
+}
+
+// jsonStringScan is jsonStringEnd, and reports whether the string has no
+// control byte (below 0x20: JSON forbids them in strings, and sonic's
+// validator lets them through). It reads eight bytes at a time: a quote
+// ends the string unless escaped, and which bytes the backslashes of a word
+// escape is looked up (escapedBytes), so that the many escapes of a
+// rendering request cost no branch each.
+func jsonStringScan(data []byte, i int) (end int, clean bool) {
 	j := i + 1
-	var carry uint8 // 1: the byte at j is escaped by the previous word
+	var carry uint8     // 1: the byte at j is escaped by the previous word
+	var controls uint64 // nonzero: a word before j had a control byte
 	for ; j+8 <= len(data); j += 8 {
 		x := binary.LittleEndian.Uint64(data[j:])
 		e := escapedBytes[carry][byteBits(x, '\\')]
+		// The lowest byte flagged here is below 0x20; a borrow may flag
+		// bytes above it: so a flag below the quote means a control byte.
+		c := (x - 0x20*0x0101010101010101) &^ x & 0x8080808080808080
 		if quotes := byteBits(x, '"') &^ e.escaped; quotes != 0 {
-			return j + bits.TrailingZeros8(quotes) + 1
+			k := bits.TrailingZeros8(quotes)
+			return j + k + 1, controls|c&(1<<(8*k)-1) == 0
 		}
+		controls |= c
 		carry = e.carry
 	}
+	clean = controls == 0
 	for ; ; j++ {
+		if data[j] < 0x20 {
+			clean = false
+		}
 		switch {
 		case carry == 1:
 			carry = 0
 		case data[j] == '\\':
 			carry = 1
 		case data[j] == '"':
-			return j + 1
+			return j + 1, clean
 		}
 	}
 }
 
 // byteBits returns the bytes of x equal to c as bits: bit k for byte k.
 func byteBits(x uint64, c byte) uint8 {
-	const lows, highs = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
-	y := x ^ uint64(c)*0x0101010101010101
-	zero := ^((y&lows + lows) | y) & highs // exact: no carry crosses a byte
-	return uint8((zero >> 7) * 0x0102040810204080 >> 56)
+	return uint8((bytesExact(x, c) >> 7) * 0x0102040810204080 >> 56)
 }
 
 // escapes is which bytes of a word the backslashes escape, and whether the

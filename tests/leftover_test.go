@@ -80,6 +80,16 @@ func TestLeftoverJobsBelongToTheirRender(t *testing.T) {
 		{"port message from a callback", `__req('crypto').randomBytes(8, () => { ` + port + ` }); "attacker ok"`},
 		{"port message from a handler", `{ const {port1, port2} = new MessageChannel(); let n = 0; ` +
 			`port1.onmessage = () => { if (++n < 3) port2.postMessage(n); else for (;;) {} }; port2.postMessage(0); } "attacker ok"`},
+		// Posted before the port had a handler; the handler started it in
+		// the same render.
+		{"port message before the handler", `{ const {port1, port2} = new MessageChannel(); port2.postMessage(1); port1.onmessage = () => { for (;;) {} }; } "attacker ok"`},
+		{"port handler removed and set again", `{ const {port1, port2} = new MessageChannel(); port1.onmessage = () => {}; port2.postMessage(1); ` +
+			`port1.onmessage = null; port1.onmessage = () => { for (;;) {} }; } "attacker ok"`},
+		// To a port a transfer made.
+		{"port cloned with transfer", `{ const c = new MessageChannel(); const p = structuredClone(c.port2, {transfer: [c.port2]}); ` +
+			`p.onmessage = () => { for (;;) {} }; c.port1.postMessage(1); } "attacker ok"`},
+		{"port sent in a message", `{ const a = new MessageChannel(), c = new MessageChannel(); ` +
+			`a.port1.onmessage = (e) => { e.ports[0].onmessage = () => { for (;;) {} }; }; a.port2.postMessage(0, [c.port2]); c.port1.postMessage(1); } "attacker ok"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(s.stderr.String())
@@ -104,6 +114,27 @@ func TestLeftoverJobsBelongToTheirRender(t *testing.T) {
 				t.Errorf("the log's timeouts are %q, want %d, of bundle %s", blamed, timeouts, attacker)
 			}
 		})
+	}
+	// Handlers set, removed and set again as Node runs them (each render
+	// answered within its deadline: a message to a stopped port is not
+	// waited for); a message kept on a port without a handler goes to the
+	// handler a later render sets, before that render's answer.
+	for _, c := range []struct{ name, code string }{
+		{"null after post", `{ const {port1, port2} = new MessageChannel(); port1.onmessage = () => {}; port2.postMessage(1); port1.onmessage = null; } "ok"`},
+		{"null in handler", `new Promise((resolve) => { const {port1, port2} = new MessageChannel(); port1.onmessage = () => { port1.onmessage = null; resolve("ok"); }; port2.postMessage(1); })`},
+		{"toggle in handler", `new Promise((resolve) => { const {port1, port2} = new MessageChannel(); ` +
+			`port1.onmessage = () => { port1.onmessage = null; port1.onmessage = () => resolve("ok"); port2.postMessage(2); }; port2.postMessage(1); })`},
+		{"toggle after post", `{ const {port1, port2} = new MessageChannel(); port1.onmessage = () => {}; port2.postMessage(1); port1.onmessage = null; port1.onmessage = () => {}; } "ok"`},
+		{"listener removed", `{ const {port1, port2} = new MessageChannel(); const h = () => {}; port1.addEventListener('message', h); port2.postMessage(1); port1.removeEventListener('message', h); } "ok"`},
+	} {
+		t.Run("port "+c.name, func(t *testing.T) {
+			s.render(t, h2, attacker, c.code).want(t, h2, http.StatusOK, "ok")
+			s.render(t, h2, attacker, `"again"`).want(t, h2, http.StatusOK, "again")
+		})
+	}
+	if testEngine == "node" {
+		s.render(t, h2, attacker, `globalThis.kept = new MessageChannel(); kept.port2.postMessage("kept"); "posted"`).want(t, h2, http.StatusOK, "posted")
+		s.render(t, h2, attacker, `new Promise((resolve) => { kept.port1.onmessage = (e) => resolve(e.data); })`).want(t, h2, http.StatusOK, "kept")
 	}
 	// Messages that end are waited for; a message to a port nobody
 	// listens on is not.

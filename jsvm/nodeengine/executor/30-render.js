@@ -375,102 +375,151 @@ function ownPromise(fn) {
 //
 // Node delivers a MessagePort message from the event loop's poll phase,
 // after the immediate a render's answer waits for (Render.answer). So a
-// message a render posts counts as its thread-pool work does (pending,
-// release): the answer waits until it is delivered and its handlers ran
-// (the messages they post in turn are the render's too). Counted are the
-// messages between the two ports of a MessageChannel a bundle made (its
-// MessageChannel is the executor's, wrapped here), posted while a render is
-// in progress (or finishing) to a port that has a 'message' handler. Not
-// counted, so never waited for: a message to a port without a handler (Node
-// keeps it until one is set, or drops it on a port started without one),
-// to or from a port that came through a message or structuredClone (its
-// other side is not known here), and one posted with no render in progress
-// (a bundle's top level while it loads).
+// message counts as a render's thread-pool work does (pending, release):
+// the answer waits until it is delivered and its handlers ran (the messages
+// they post in turn are the render's too). Every message posted to a port
+// of a MessageChannel a bundle made (its MessageChannel is the executor's,
+// wrapped here), or to a port that came out of one through a transfer
+// (structuredClone's or postMessage's), is queued here per receiving port,
+// in order (Node delivers a port's messages in the order they were posted),
+// until the port delivers it. While the port has a 'message' handler, its
+// queued messages are charged to the render in progress (or finishing):
+// one posted then, and those queued before when a handler starts the port.
+// Removing its last handler stops the port (Node keeps what arrives) and
+// uncharges them; closing it releases them. A message to a port without a
+// handler, or posted with no render in progress (a bundle's top level while
+// it loads), is never waited for.
 //
-// A port that was posted to while it has a handler gets one listener of the
-// executor's, after the bundle's, which takes each message it delivers off
-// the port's queue (Node delivers a port's messages in the order they were
-// posted; a handler calling stopImmediatePropagation skips it, and the
-// render waits until its deadline). It is removed with the bundle's last
-// handler (Node then stops the port and keeps what arrives), when the port
-// closes (after the messages posted before the close were delivered) and
-// when it is transferred, releasing what was still counted.
+// A delivery is seen at Node's dispatch of it to the port (its hybrid
+// dispatch, called with no event object only by a delivery), so the
+// executor adds no listener: the bundle's handlers are the port's own, as
+// in Node. A transferred port's queue moves to the port the transfer
+// creates, which is found by sending the transferred ports along with the
+// value and taking them off on the other side.
 
-const portStates = new WeakMap(); // port of a bundle's MessageChannel -> PortState
+const portStates = new WeakMap(); // port -> PortState
+
+// Node's own, kept before any bundle could replace them.
+const { addEventListener } = EventTarget.prototype;
+const { listenerCount } = MessagePort.prototype;
+const protoSymbol = (description) => Object.getOwnPropertySymbols(EventTarget.prototype).find((s) => s.description === description);
+const kHybridDispatch = protoSymbol('nodejs.internal.kHybridDispatch');
+const kNewListener = protoSymbol('kNewListener');
+const kRemoveListener = protoSymbol('kRemoveListener');
+if (!kHybridDispatch || !kNewListener || !kRemoveListener) throw new Error('executor: this Node has no EventTarget dispatch symbols');
 
 class PortState {
-  constructor(port) {
+  constructor(port, queue) {
     this.port = port;
     this.peer = null; // the other port's PortState
-    // queue has an entry per message posted to port while listening, in
-    // order: the render that counts it, or null.
-    this.queue = [];
-    this.listening = false; // the executor's listener is on port
-    this.closing = false; // closed or transferred: whatever is posted now is never delivered
-    this.delivered = () => this.take();
-    this.closed = () => this.unlisten();
-    this.check = () => this.checkHandlers();
+    // queue has an entry per message posted to port and not yet delivered,
+    // in order: { r: the render charged, or null; ports: the PortStates it
+    // transfers, sent along with its value, or null }.
+    this.queue = queue;
+    this.gone = false; // closed or arrived elsewhere: nothing more is delivered here
+    this.moving = false; // transferred, not yet arrived: what is posted waits for the port it becomes
+    const st = this;
+    const own = (sym, fn) => Object.defineProperty(port, sym, { value: fn, writable: true, configurable: true, enumerable: false });
+    const dispatch = port[kHybridDispatch];
+    own(kHybridDispatch, function (value, type, event) {
+      if (event !== undefined || this !== port) return Reflect.apply(dispatch, this, arguments);
+      const m = st.queue.shift();
+      if (m && m.ports) {
+        if (type === 'message' && Array.isArray(value) && value.length === 2) {
+          arrived(m.ports, value[1]);
+          value = value[0];
+        } else for (const t of m.ports) t.forget(); // not deserialized
+      }
+      try {
+        return Reflect.apply(dispatch, this, [value, type, event]);
+      } finally {
+        if (m && m.r) release(m.r);
+      }
+    });
+    const added = port[kNewListener];
+    own(kNewListener, function (size, type) {
+      const result = Reflect.apply(added, this, arguments);
+      if (type === 'message') st.charge();
+      return result;
+    });
+    const removed = port[kRemoveListener];
+    own(kRemoveListener, function (size, type) {
+      const result = Reflect.apply(removed, this, arguments);
+      if (type === 'message' && size === 0) st.uncharge();
+      return result;
+    });
+    Reflect.apply(addEventListener, port, ['close', () => st.moving || st.forget()]);
+    portStates.set(port, st);
   }
 
-  // posted: a message was posted to port.
-  posted() {
-    if (this.closing) return;
-    const handlers = Reflect.apply(listenerCount, this.port, ['message']) - (this.listening ? 1 : 0);
-    if (handlers > 0 && !this.listening) this.listen();
-    if (!this.listening) return;
-    const r = handlers > 0 ? owner() : null;
-    this.queue.push(r);
-    if (r) r.pending++;
+  // posted: a message was posted to port, transferring ports.
+  posted(ports) {
+    if (this.gone) return;
+    const m = { r: null, ports };
+    this.queue.push(m);
+    if (!this.moving && Reflect.apply(listenerCount, this.port, ['message']) > 0) this.chargeTo(m);
   }
 
-  take() {
-    const r = this.queue.shift();
-    if (r) release(r);
-    // A handler added with once has removed itself: once this delivery's
-    // handlers ran, the bundle may have none left.
-    queueMicrotask(this.check);
+  chargeTo(m) {
+    m.r = owner();
+    if (m.r) m.r.pending++;
   }
 
-  checkHandlers() {
-    if (this.listening && Reflect.apply(listenerCount, this.port, ['message']) <= 1) this.unlisten();
+  // charge: a handler started port; what is queued for it comes now.
+  charge() {
+    if (this.moving) return;
+    for (const m of this.queue) if (!m.r) this.chargeTo(m);
   }
 
-  listen() {
-    this.listening = true;
-    Reflect.apply(addEventListener, this.port, ['message', this.delivered]);
-    Reflect.apply(addEventListener, this.port, ['close', this.closed]);
+  uncharge() {
+    for (const m of this.queue) {
+      if (m.r) release(m.r);
+      m.r = null;
+    }
   }
 
-  // unlisten: what is still queued will not reach a handler meanwhile.
-  unlisten() {
-    if (!this.listening) return;
-    this.listening = false;
-    Reflect.apply(removeEventListener, this.port, ['message', this.delivered]);
-    Reflect.apply(removeEventListener, this.port, ['close', this.closed]);
+  // move: port was transferred; what is queued goes with it, to be
+  // charged when the port it becomes is started.
+  move() {
+    this.moving = true;
+    this.uncharge();
+  }
+
+  // forget: port was closed or arrived elsewhere; what is queued is no
+  // longer delivered here.
+  forget() {
+    this.moving = false;
+    this.gone = true;
+    this.uncharge();
     const q = this.queue;
     this.queue = [];
-    for (const r of q) if (r) release(r);
-  }
-
-  transferred() {
-    this.closing = true;
-    this.unlisten();
+    return q;
   }
 }
 
-// Node's own, kept before any bundle could replace them on the prototypes
-// its MessagePort shares with the executor.
-const { addEventListener, removeEventListener } = EventTarget.prototype;
-const { listenerCount } = MessagePort.prototype;
-
-// forgetTransferred: the ports of a transfer list (postMessage's second
-// argument, an array or {transfer}) deliver nothing more here.
-function forgetTransferred(t) {
+// transferList: the PortStates of the ports a transfer list (postMessage's
+// second argument, an array or {transfer}) moves, in its order, or null.
+function transferList(t) {
   const list = Array.isArray(t) ? t : t && typeof t === 'object' && Array.isArray(t.transfer) ? t.transfer : null;
-  if (!list) return;
+  if (!list) return null;
+  const moved = [];
   for (let i = 0; i < list.length; i++) {
     const st = portStates.get(list[i]);
-    if (st) st.transferred();
+    if (st && !st.gone) moved.push(st);
+  }
+  return moved.length ? moved : null;
+}
+
+// arrived: the ports that moved (PortStates) are now the ports created
+// (in the same order); each takes over its queue and its peer.
+function arrived(moved, created) {
+  for (let i = 0; i < moved.length; i++) {
+    const from = moved[i];
+    const queue = from.forget();
+    const to = created && created[i] instanceof MessagePort && !portStates.has(created[i]) ? new PortState(created[i], queue) : null;
+    if (!to) continue;
+    to.peer = from.peer;
+    if (from.peer) from.peer.peer = to;
   }
 }
 
@@ -480,12 +529,10 @@ function forgetTransferred(t) {
     value: new Proxy(NodeMessageChannel, {
       construct(target, args, newTarget) {
         const c = Reflect.construct(target, args, newTarget);
-        const a = new PortState(Object.getOwnPropertyDescriptor(c, 'port1').value);
-        const b = new PortState(Object.getOwnPropertyDescriptor(c, 'port2').value);
+        const a = new PortState(Object.getOwnPropertyDescriptor(c, 'port1').value, []);
+        const b = new PortState(Object.getOwnPropertyDescriptor(c, 'port2').value, []);
         a.peer = b;
         b.peer = a;
-        portStates.set(a.port, a);
-        portStates.set(b.port, b);
         return c;
       },
     }),
@@ -498,36 +545,32 @@ function forgetTransferred(t) {
   const nodeClose = proto.close;
   const wrap = (name, fn) => Object.defineProperty(proto, name, { ...Object.getOwnPropertyDescriptor(proto, name), value: fn });
   wrap('postMessage', function postMessage(...args) {
-    const result = Reflect.apply(nodePostMessage, this, args);
-    if (args.length > 1) forgetTransferred(args[1]);
     const st = portStates.get(this);
-    if (st) st.peer.posted();
+    const to = st && !st.gone ? st.peer : null;
+    const moved = args.length > 1 ? transferList(args[1]) : null;
+    // The moved ports go along with the value when the receiving port is
+    // one whose deliveries are seen here, which takes them off.
+    if (moved && to) args[0] = [args[0], moved.map((t) => t.port)];
+    const result = Reflect.apply(nodePostMessage, this, args);
+    if (moved) for (const t of moved) to ? t.move() : t.forget();
+    if (to) to.posted(moved);
     return result;
   });
   wrap('close', function close(...args) {
     const st = portStates.get(this);
     if (st) {
-      st.closing = true;
-      st.peer.closing = true;
+      st.gone = true;
+      if (st.peer) st.peer.gone = true;
     }
     return Reflect.apply(nodeClose, this, args);
   });
-  // Removing the bundle's last handler removes the executor's listener.
-  const afterRemoval = (fn) => function (...args) {
-    const result = Reflect.apply(fn, this, args);
-    const st = portStates.get(this);
-    if (st) st.checkHandlers();
-    return result;
-  };
-  for (const name of ['removeEventListener', 'removeListener', 'off', 'removeAllListeners']) {
-    Object.defineProperty(proto, name, { value: afterRemoval(proto[name]), writable: true, configurable: true, enumerable: false });
-  }
-  const onmessage = Object.getOwnPropertyDescriptor(proto, 'onmessage');
-  Object.defineProperty(proto, 'onmessage', { ...onmessage, set: afterRemoval(onmessage.set) });
   const nodeStructuredClone = structuredClone;
   globalThis.structuredClone = function structuredClone(value, opts) {
-    const copy = Reflect.apply(nodeStructuredClone, undefined, arguments);
-    forgetTransferred(opts);
+    const moved = transferList(opts);
+    if (!moved) return Reflect.apply(nodeStructuredClone, undefined, arguments);
+    const [copy, created] = Reflect.apply(nodeStructuredClone, undefined, [[value, moved.map((t) => t.port)], opts]);
+    for (const t of moved) t.move();
+    arrived(moved, created);
     return copy;
   };
 }

@@ -388,7 +388,7 @@ function ownPromise(fn) {
 // Removing its last handler stops the port (Node keeps what arrives) and
 // uncharges them; closing it releases them. A message to a port without a
 // handler, or posted with no render in progress (a bundle's top level while
-// it loads), is never waited for.
+// it loads) to a port with one, is never waited for.
 //
 // A delivery is seen at Node's dispatch of it to the port (its hybrid
 // dispatch, called with no event object only by a delivery), so the

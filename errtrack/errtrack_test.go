@@ -166,3 +166,65 @@ func TestEventsBounded(t *testing.T) {
 		t.Errorf("%d dropped and %d sent of %d", dropped, sent, flood)
 	}
 }
+
+// postAll serves n POSTs answered 401 through tr's middleware, each with a
+// sentry-trace header whose sampled flag is set (and baggage, if given),
+// and returns the transactions the ingest received.
+func postAll(tr *Tracker, in *ingest, n int, baggage string) int {
+	h := tr.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) }))
+	for range n {
+		req := httptest.NewRequest(http.MethodPost, "/upload-assets", nil)
+		req.Header.Set("sentry-trace", "0123456789abcdef0123456789abcdef-0123456789abcdef-1")
+		if baggage != "" {
+			req.Header.Set("baggage", baggage)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	tr.Flush(5 * time.Second)
+	time.Sleep(500 * time.Millisecond) // the SDK's Flush can return before the last envelope is sent
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	sent := 0
+	for _, body := range in.bodies {
+		if strings.Contains(body, `"type":"transaction"`) {
+			sent++ // an envelope holds one transaction
+		}
+	}
+	return sent
+}
+
+// TestClientDoesNotDecideSampling: an incoming sentry-trace header's sampled
+// flag (any client's, before authentication) does not make a request a
+// transaction: at a rate of 1 in 10,000, 20 requests are (almost surely)
+// none.
+func TestClientDoesNotDecideSampling(t *testing.T) {
+	in, dsn := newIngest(t)
+	tr, err := New(Config{SentryDSN: dsn, SentryTracesSampleRate: 0.0001, SendTimeout: time.Second}, "test", "goja", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, baggage := range []string{"", "sentry-sample_rate=1,sentry-sampled=true,sentry-sample_rand=0.000001"} {
+		if got := postAll(tr, in, 20, baggage); got > 1 {
+			t.Errorf("baggage %q: the client decided the sampling: %d transactions of 20 requests at rate 0.0001", baggage, got)
+		}
+	}
+}
+
+// TestTransactionsBounded: at a rate of 1, transactions are sent at most
+// maxPerSecond a second, like events.
+func TestTransactionsBounded(t *testing.T) {
+	in, dsn := newIngest(t)
+	tr, err := New(Config{SentryDSN: dsn, SentryTracesSampleRate: 1, SendTimeout: time.Second}, "test", "goja", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	const n = 400
+	got := postAll(tr, in, n, "")
+	// The requests span at most this many wall-clock seconds (the flush and
+	// the sleep send, they start nothing).
+	seconds := int(time.Since(start)/time.Second) + 2
+	if got == 0 || got > seconds*maxPerSecond {
+		t.Errorf("%d transactions of %d requests in under %d s: want 1 to %d", got, n, seconds, seconds*maxPerSecond)
+	}
+}

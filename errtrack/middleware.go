@@ -11,8 +11,8 @@ import (
 // panics on with it for the server's own recovery (which logs it and
 // answers 500); with SENTRY_TRACES_SAMPLE_RATE above 0 it also sends a
 // sample of the POSTs (the gem's requests) to Sentry as transactions named
-// by their route,
-// continuing a sentry-trace header. Place it inside the server's recovery.
+// by their route, continuing a sentry-trace header's trace id (not its
+// sampling decision: see newSentry). Place it inside the server's recovery.
 func (t *Tracker) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {

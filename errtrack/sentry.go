@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/getsentry/sentry-go"
@@ -20,6 +21,28 @@ import (
 // message of maxMessage characters).
 type sentrySink struct {
 	client *sentry.Client
+}
+
+// rateLimit admits at most max a second (wall-clock seconds); it is safe
+// for concurrent use.
+type rateLimit struct {
+	mu     sync.Mutex
+	max    int
+	second int64
+	n      int
+}
+
+func (l *rateLimit) allow() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now := time.Now().Unix(); now != l.second {
+		l.second, l.n = now, 0
+	}
+	if l.n >= l.max {
+		return false
+	}
+	l.n++
+	return true
 }
 
 // keptIntegrations are the SDK's default integrations gorender keeps:
@@ -38,21 +61,35 @@ func newSentry(cfg Config, version string, logger *slog.Logger) (*sentrySink, er
 	if cfg.SentryDebug {
 		debug = slogWriter{logger: logger, msg: "sentry"}
 	}
+	// A request's transaction is started before its request is
+	// authenticated, so the client decides nothing: the sampler gives the
+	// configured rate whatever an incoming sentry-trace header says (its
+	// trace id is still continued), and at most maxPerSecond sampled
+	// transactions a second are sent (the rest dropped before they are
+	// serialized), like events.
+	rate := cfg.SentryTracesSampleRate
+	transactions := &rateLimit{max: maxPerSecond}
 	client, err := sentry.NewClient(sentry.ClientOptions{
 		Dsn:              cfg.SentryDSN,
 		Environment:      cfg.SentryEnvironment,
 		Release:          release,
 		Debug:            cfg.SentryDebug,
 		DebugWriter:      debug,
-		TracesSampleRate: cfg.SentryTracesSampleRate,
+		TracesSampleRate: rate,
+		TracesSampler:    func(sentry.SamplingContext) float64 { return rate },
 		EnableTracing:    cfg.SentryTracesSampleRate > 0,
 		SendDefaultPII:   false,
 		HTTPClient:       &http.Client{Timeout: cfg.SendTimeout},
 		Integrations: func(all []sentry.Integration) []sentry.Integration {
 			return slices.DeleteFunc(all, func(i sentry.Integration) bool { return !slices.Contains(keptIntegrations, i.Name()) })
 		},
-		BeforeSend:            scrubEvent,
-		BeforeSendTransaction: scrubEvent,
+		BeforeSend: scrubEvent,
+		BeforeSendTransaction: func(ev *sentry.Event, hint *sentry.EventHint) *sentry.Event {
+			if !transactions.allow() {
+				return nil
+			}
+			return scrubEvent(ev, hint)
+		},
 		BeforeBreadcrumb: func(*sentry.Breadcrumb, *sentry.BreadcrumbHint) *sentry.Breadcrumb {
 			return nil
 		},

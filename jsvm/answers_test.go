@@ -23,7 +23,7 @@ func TestTruncateMiddle(t *testing.T) {
 	}
 }
 
-// TestOptionsProcessEnv: process.env is Options.Environ without the password and
+// TestOptionsProcessEnv: process.env is Options.Environ without gorender's credentials and
 // malformed entries, in order, a repeated key at its first place with its
 // last value, NODE_ENV defaulting to production.
 func TestOptionsProcessEnv(t *testing.T) {
@@ -38,6 +38,15 @@ func TestOptionsProcessEnv(t *testing.T) {
 	}
 	if got := (Options{}).ProcessEnv(); !reflect.DeepEqual(got, [][2]string{{"NODE_ENV", "production"}}) {
 		t.Fatalf("nil Environ: got %q", got)
+	}
+	// gorender's credentials are hidden by rule, every OTLP exporter's
+	// headers included; the application's own variables stay.
+	got = Options{Environ: []string{"SENTRY_DSN=k", "HONEYBADGER_API_KEY=k", "OTEL_EXPORTER_OTLP_HEADERS=k",
+		"OTEL_EXPORTER_OTLP_TRACES_HEADERS=k", "OTEL_EXPORTER_OTLP_METRICS_HEADERS=k", "OTEL_EXPORTER_OTLP_LOGS_HEADERS=k",
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://collector", "SECRET_KEY_BASE=app", "NODE_ENV=test"}}.ProcessEnv()
+	want = [][2]string{{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector"}, {"SECRET_KEY_BASE", "app"}, {"NODE_ENV", "test"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("credentials: got %q, want %q", got, want)
 	}
 }
 

@@ -158,21 +158,24 @@ func (o Options) ConsoleBounds() (lines, bytes int64) {
 // otherwise RENDERER_STUB_TIMERS decides.
 func (o Options) RealTimers() bool { return o.SupportModules || !o.StubTimers }
 
-// secretEnv are gorender's variables that hold credentials: the
-// password, the error trackers' keys and the OTLP exporter's headers
-// (which carry a vendor's API key). Bundle code never sees them.
+// secretEnv are gorender's variables that hold credentials: the password
+// and the error trackers' keys; with every OTEL_EXPORTER_OTLP_*HEADERS
+// (secretEnvRule: the OTLP exporters' headers carry a vendor's API key).
+// Bundle code never sees them. The application's own variables are not
+// hidden: bundles read process.env as under Node
+// (PROTOCOL.md §11).
 var secretEnv = map[string]bool{
-	"RENDERER_PASSWORD":                 true,
-	"SENTRY_DSN":                        true,
-	"HONEYBADGER_API_KEY":               true,
-	"OTEL_EXPORTER_OTLP_HEADERS":        true,
-	"OTEL_EXPORTER_OTLP_TRACES_HEADERS": true,
+	"RENDERER_PASSWORD":   true,
+	"SENTRY_DSN":          true,
+	"HONEYBADGER_API_KEY": true,
 }
 
-// SecretEnv reports whether the variable named k holds a credential that
-// bundle code must never see (ProcessEnv leaves it out; so does the node
-// engine's process environment).
-func SecretEnv(k string) bool { return secretEnv[k] }
+// SecretEnv reports whether the variable named k holds a credential of
+// gorender's that bundle code must never see (ProcessEnv leaves it out; so
+// does the node engine's process environment).
+func SecretEnv(k string) bool {
+	return secretEnv[k] || strings.HasPrefix(k, "OTEL_EXPORTER_OTLP_") && strings.HasSuffix(k, "HEADERS")
+}
 
 // ProcessEnv is what bundle code sees as process.env, in the order of
 // Environ: without secrets (SecretEnv) and without entries that are

@@ -438,14 +438,16 @@ func TestUnknownVariableWarned(t *testing.T) {
 }
 
 // TestProcessEnvFromTheCommand: the environment gorender was started with
-// is the bundle's process.env (Node-compatible environment), without the
-// password, NODE_ENV defaulting to production.
+// is the bundle's process.env (Node-compatible environment), without
+// gorender's credentials (the password, every OTLP exporter's headers),
+// NODE_ENV defaulting to production.
 func TestProcessEnvFromTheCommand(t *testing.T) {
 	t.Parallel()
-	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true", "GORENDER_E2E_MARKER": "from-the-shell"})
+	s := startServer(t, map[string]string{"RENDERER_SUPPORT_MODULES": "true", "GORENDER_E2E_MARKER": "from-the-shell",
+		"OTEL_EXPORTER_OTLP_METRICS_HEADERS": "api-key=do-not-leak", "OTEL_EXPORTER_OTLP_LOGS_HEADERS": "api-key=do-not-leak"})
 	id := newID("s")
 	s.upload(t, map[string]string{id: markerBundle("m")}, nil)
 	tr := transports[0]
-	s.render(t, tr, id, `[process.env.GORENDER_E2E_MARKER, typeof process.env.RENDERER_PASSWORD, process.env.NODE_ENV].join(" ")`).
-		want(t, tr, http.StatusOK, "from-the-shell undefined production")
+	s.render(t, tr, id, `[process.env.GORENDER_E2E_MARKER, typeof process.env.RENDERER_PASSWORD, typeof process.env.OTEL_EXPORTER_OTLP_METRICS_HEADERS, typeof process.env.OTEL_EXPORTER_OTLP_LOGS_HEADERS, process.env.NODE_ENV].join(" ")`).
+		want(t, tr, http.StatusOK, "from-the-shell undefined undefined undefined production")
 }

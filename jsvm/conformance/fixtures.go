@@ -167,7 +167,9 @@ func NodeEngine(t testing.TB, name string, opts jsvm.Options) jsvm.Engine {
 	opts.SupportModules = true
 	if opts.Environ == nil {
 		opts.Environ = append(os.Environ(), "RENDERER_PASSWORD=do-not-leak", "SENTRY_DSN=https://key@127.0.0.1/1",
-			"HONEYBADGER_API_KEY=do-not-leak", "OTEL_EXPORTER_OTLP_HEADERS=x-api-key=do-not-leak")
+			"HONEYBADGER_API_KEY=do-not-leak", "OTEL_EXPORTER_OTLP_HEADERS=x-api-key=do-not-leak",
+			"OTEL_EXPORTER_OTLP_TRACES_HEADERS=x-api-key=do-not-leak", "OTEL_EXPORTER_OTLP_METRICS_HEADERS=x-api-key=do-not-leak",
+			"OTEL_EXPORTER_OTLP_LOGS_HEADERS=x-api-key=do-not-leak")
 	}
 	e, err := NewEngine(name, opts)
 	if err != nil {

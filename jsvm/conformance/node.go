@@ -232,9 +232,10 @@ f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8
 		`(() => { try { structuredClone({ f() {} }); return 'cloned'; } catch (e) { return e.name + ': ' + e.message; } })()`,
 		`DataCloneError: f() {} could not be cloned.`},
 	// gorender-specific: credentials (RENDERER_PASSWORD, the error
-	// trackers' keys, the OTLP headers) are never handed to bundle code
+	// trackers' keys, every OTLP exporter's headers) are never handed to
+	// bundle code
 	{"process",
-		`JSON.stringify([typeof process.env, ['RENDERER_PASSWORD', 'SENTRY_DSN', 'HONEYBADGER_API_KEY', 'OTEL_EXPORTER_OTLP_HEADERS'].some((k) => k in process.env), typeof process.version, typeof process.versions.node, process.platform, typeof process.cwd(), typeof process.hrtime()[1], typeof process.hrtime.bigint(), typeof process.nextTick, typeof process.emitWarning])`,
+		`JSON.stringify([typeof process.env, Object.keys(process.env).some((k) => ['RENDERER_PASSWORD', 'SENTRY_DSN', 'HONEYBADGER_API_KEY'].includes(k) || (k.startsWith('OTEL_EXPORTER_OTLP_') && k.endsWith('HEADERS')) || process.env[k].includes('do-not-leak')), typeof process.version, typeof process.versions.node, process.platform, typeof process.cwd(), typeof process.hrtime()[1], typeof process.hrtime.bigint(), typeof process.nextTick, typeof process.emitWarning])`,
 		`["object",false,"string","string","linux","string","number","bigint","function","function"]`},
 	{"process nextTick order",
 		`new Promise((resolve) => { const log = []; Promise.resolve().then(() => log.push('promise')); process.nextTick(() => log.push('tick')); setTimeout(() => resolve(log.join(',')), 5); log.push('sync'); })`,

@@ -14,6 +14,7 @@ import (
 	"github.com/gorender/gorender/auth"
 	"github.com/gorender/gorender/bundles"
 	"github.com/gorender/gorender/errtrack"
+	"github.com/gorender/gorender/jsvm"
 	"github.com/gorender/gorender/jsvm/engines"
 	"github.com/gorender/gorender/tracing"
 )
@@ -173,7 +174,7 @@ func Load(getenv func(string) string, portFlag int) (*Config, error) {
 			v = s.Default
 		}
 		if err := s.Value.parse(l, v); err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: %w", s.Name, getenv(s.Name), err))
+			errs = append(errs, fmt.Errorf("%s: %w", named(s.Name, getenv(s.Name)), err))
 		}
 		if l.concurrency != "" {
 			if err := s.Value.parse(l, l.concurrency); err != nil {
@@ -235,6 +236,18 @@ func (l *loader) jsEngine() string {
 		l.engine = v
 	}
 	return l.engine
+}
+
+// named is a variable as an error names it: NAME="value", or for a
+// credential (jsvm.SecretEnv) only that it is set, never its value.
+func named(name, v string) string {
+	if jsvm.SecretEnv(name) {
+		if v == "" {
+			return name + " (unset)"
+		}
+		return name + " (set; its value is not shown)"
+	}
+	return fmt.Sprintf("%s=%q", name, v)
 }
 
 func (l *loader) warn(format string, args ...any) {

@@ -152,6 +152,25 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 }
 
+// TestLoadConfigErrorsHideSecrets: a SENTRY_DSN the SDK cannot read stops
+// the start with an error that names the variable and what is wrong, and
+// repeats nothing of its value (the DSN's key is a credential).
+func TestLoadConfigErrorsHideSecrets(t *testing.T) {
+	for dsn, want := range map[string]string{
+		"https://SECRETKEY@o0.ingest.sentry.io/1%zz":     "it is not a URL",
+		"https://SECRETKEY@o0.ingest.sentry.io:abc/1":    "it is not a URL",
+		"https://SECRETKEY@o0.ingest.sentry.io:99999x/1": "it is not a URL",
+		"ftp://SECRETKEY@o0.ingest.sentry.io/1":          "invalid scheme",
+		"https://SECRETKEY@o0.ingest.sentry.io/":         "empty project id",
+		"https://SECRETKEY@/1":                           "empty host",
+	} {
+		_, err := Load(env(map[string]string{"RAILS_ENV": "test", "SENTRY_DSN": dsn}), 0)
+		if err == nil || strings.Contains(err.Error(), "SECRETKEY") || !strings.Contains(err.Error(), "SENTRY_DSN (set; its value is not shown)") || !strings.Contains(err.Error(), want) {
+			t.Errorf("SENTRY_DSN=%s: err = %v, want naming SENTRY_DSN and saying %q, without the key", dsn, err, want)
+		}
+	}
+}
+
 func TestCachePathDeprecatedAlias(t *testing.T) {
 	c, err := Load(env(map[string]string{"RAILS_ENV": "development", "RENDERER_BUNDLE_PATH": "/srv/bundles"}), 0)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -97,18 +98,35 @@ func newSentry(cfg Config, version string, logger *slog.Logger) (*sentrySink, er
 		DisableClientReports: true,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("SENTRY_DSN: %w", err)
+		return nil, fmt.Errorf("SENTRY_DSN: %w", dsnError(cfg.SentryDSN, err))
 	}
 	return &sentrySink{client: client}, nil
 }
 
-// CheckDSN says what is wrong with a Sentry DSN, as the SDK reads it.
+// CheckDSN says what is wrong with a Sentry DSN, as the SDK reads it,
+// without repeating the DSN (its key is a credential).
 func CheckDSN(dsn string) error {
 	if _, err := sentry.NewDsn(dsn); err != nil {
-		return fmt.Errorf("want a Sentry DSN such as https://<key>@o0.ingest.sentry.io/<project>: %w", err)
+		return dsnError(dsn, err)
 	}
 	return nil
 }
+
+// dsnError is what is wrong with dsn without any of dsn's text: the SDK's
+// own complaints are fixed phrases, but an unparsable URL's repeats the
+// URL, key included.
+func dsnError(dsn string, err error) error {
+	what := "the Sentry SDK cannot read it"
+	if _, perr := url.Parse(dsn); perr != nil {
+		what = "it is not a URL"
+	} else if phrase := strings.TrimPrefix(err.Error(), "[Sentry] DsnParseError: "); slices.Contains(dsnPhrases, phrase) {
+		what = phrase
+	}
+	return fmt.Errorf("want a Sentry DSN such as https://<key>@o0.ingest.sentry.io/<project>: %s", what)
+}
+
+// dsnPhrases are the SDK's complaints about a DSN that parses as a URL.
+var dsnPhrases = []string{"invalid scheme", "empty username", "empty host", "invalid port", "empty project id"}
 
 // scrubEvent keeps of an event what gorender put in it and the SDK's
 // environment: no request, user, breadcrumbs, attachments, modules or

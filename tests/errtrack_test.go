@@ -478,16 +478,23 @@ func TestErrorTrackingRuntimeEvents(t *testing.T) {
 }
 
 // TestErrorTrackingBadDSN: a DSN the SDK cannot read stops the start with
-// an error naming SENTRY_DSN.
+// an error naming SENTRY_DSN and what is wrong, and nothing of the DSN's
+// key (a credential), whether the SDK or url.Parse found the fault.
 func TestErrorTrackingBadDSN(t *testing.T) {
 	t.Parallel()
-	code, _, stderr := runBinary(t, map[string]string{
-		"RENDERER_PASSWORD":                 testPassword,
-		"RENDERER_SERVER_BUNDLE_CACHE_PATH": t.TempDir(),
-		"RENDERER_PORT":                     strconv.Itoa(freePort(t)),
-		"SENTRY_DSN":                        "https://127.0.0.1/no-key",
-	}, "serve")
-	if code == 0 || !strings.Contains(stderr, "SENTRY_DSN=") || !strings.Contains(stderr, "Sentry DSN") {
-		t.Errorf("gorender serve with a bad DSN: exit %d, stderr:\n%s", code, stderr)
+	for dsn, want := range map[string]string{
+		"https://127.0.0.1/no-key":                   "empty username",
+		"https://SECRETKEY@o0.ingest.sentry.io/1%zz": "it is not a URL",
+	} {
+		code, _, stderr := runBinary(t, map[string]string{
+			"RENDERER_PASSWORD":                 testPassword,
+			"RENDERER_SERVER_BUNDLE_CACHE_PATH": t.TempDir(),
+			"RENDERER_PORT":                     strconv.Itoa(freePort(t)),
+			"SENTRY_DSN":                        dsn,
+		}, "serve")
+		if code == 0 || !strings.Contains(stderr, "SENTRY_DSN (set; its value is not shown)") || !strings.Contains(stderr, "Sentry DSN") ||
+			!strings.Contains(stderr, want) || strings.Contains(stderr, "SECRETKEY") || strings.Contains(stderr, testPassword) {
+			t.Errorf("gorender serve with SENTRY_DSN=%s: exit %d, want naming the variable and saying %q without its value; stderr:\n%s", dsn, code, want, stderr)
+		}
 	}
 }

@@ -112,6 +112,25 @@ func queued(s string) string {
 	return strings.Clone(s)
 }
 
+// queued is a copy of tags, cut to maxTag: a request's strings can share
+// the bytes of its whole body (zero-copy decoding), which the queue must
+// not hold.
+func (tags Tags) queued() Tags {
+	for _, v := range []*string{&tags.Bundle, &tags.Engine, &tags.Outcome, &tags.GemVersion, &tags.RailsEnv} {
+		*v = strings.Clone(truncate(*v, maxTag))
+	}
+	return tags
+}
+
+// queuedIDs is a copy of a render's bundle ids, for the same reason.
+func queuedIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strings.Clone(id)
+	}
+	return out
+}
+
 // maxPerSecond bounds the events built and sent each second, past which
 // they are dropped: an event costs the process about 0.6 ms of CPU (both
 // clients, BenchmarkJSError), so a page that fails every render costs at
@@ -219,23 +238,35 @@ func (t *Tracker) drop() {
 	}
 }
 
-// Flush sends what is queued, waiting at most timeout for the queue and
-// then per tracker.
+// Flush sends what is queued, waiting at most timeout in all: for the
+// queue, then for every tracker at once.
 func (t *Tracker) Flush(timeout time.Duration) {
 	if t == nil {
 		return
 	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
 	done := make(chan struct{})
 	select {
 	case t.queue <- job{flushed: done}:
 		select {
 		case <-done:
-		case <-time.After(timeout):
+		case <-deadline.C:
+			return
 		}
-	case <-time.After(timeout):
+	case <-deadline.C:
+		return
 	}
+	flushed := make(chan struct{}, len(t.sinks))
 	for _, s := range t.sinks {
-		s.flush(timeout)
+		go func() { s.flush(timeout); flushed <- struct{}{} }()
+	}
+	for range t.sinks {
+		select {
+		case <-flushed:
+		case <-deadline.C:
+			return
+		}
 	}
 }
 
@@ -268,6 +299,7 @@ func (t *Tracker) JSError(tags Tags, bundles []string, message, stack string) {
 		return
 	}
 	message, stack = queued(message), queued(stack)
+	tags, bundles = tags.queued(), queuedIDs(bundles)
 	t.enqueue(func() *event { return t.jsEvent(KindJSError, tags, bundles, message, stack) })
 }
 
@@ -277,7 +309,7 @@ func (t *Tracker) LoadError(tags Tags, text string) {
 	if t == nil {
 		return
 	}
-	text = queued(text)
+	text, tags = queued(text), tags.queued()
 	t.enqueue(func() *event {
 		message, _, _ := strings.Cut(text, "\n")
 		return t.jsEvent(KindBundleLoad, tags, []string{tags.Bundle}, message, text)
@@ -305,6 +337,7 @@ func (t *Tracker) Quarantine(bundle string) {
 	if t == nil {
 		return
 	}
+	bundle = strings.Clone(bundle)
 	t.enqueue(func() *event {
 		return &event{
 			kind: KindQuarantine, errType: "RuntimeQuarantined", platform: "go",
@@ -349,7 +382,9 @@ func (t *Tracker) Panic(where string, value any, pcs []uintptr) {
 
 func (t *Tracker) panicEvent(where string, value any, pcs []uintptr) *event {
 	frames := goFrames(pcs)
-	message := truncate(fmt.Sprint(value), maxMessage)
+	// Shaped like a JavaScript error's: a panic's value can hold a
+	// request's text.
+	message := messageShape(truncate(fmt.Sprint(value), maxQueuedText))
 	fp := []string{"gorender", KindRecoveredPanic}
 	for _, f := range frames {
 		if f.InApp {

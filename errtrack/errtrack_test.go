@@ -1,16 +1,19 @@
 package errtrack
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // ingest is a local Sentry endpoint: it keeps every envelope's body.
@@ -226,5 +229,73 @@ func TestTransactionsBounded(t *testing.T) {
 	seconds := int(time.Since(start)/time.Second) + 2
 	if got == 0 || got > seconds*maxPerSecond {
 		t.Errorf("%d transactions of %d requests in under %d s: want 1 to %d", got, n, seconds, seconds*maxPerSecond)
+	}
+}
+
+// TestPanicMessageShaped: a panic's value leaves as its shape, like a
+// JavaScript error's message: quoted values and long numbers taken out.
+func TestPanicMessageShaped(t *testing.T) {
+	in, dsn := newIngest(t)
+	tr, err := New(Config{SentryDSN: dsn, SendTimeout: time.Second}, "test", "goja", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Panic("test", fmt.Errorf("bad props %q for order 123456789", "PROPS-SECRET"), nil)
+	got := in.wait("bad props")
+	if !strings.Contains(got, `bad props \"…\" for order \u003cn\u003e`) || strings.Contains(got, "PROPS-SECRET") || strings.Contains(got, "123456789") {
+		t.Fatalf("the panic's message is not its shape: %s", got)
+	}
+}
+
+// TestQueueHoldsNoBody: an event waiting in the queue holds copies of what
+// it reports, not the request body its tags and bundle ids were decoded
+// from without copying: the body can be collected.
+func TestQueueHoldsNoBody(t *testing.T) {
+	// A Tracker whose queue is not read: the events stay queued.
+	tr := &Tracker{engine: "goja", logger: slog.New(slog.DiscardHandler), queue: make(chan job, queueLength), perSecond: maxPerSecond}
+	freed := make(chan struct{})
+	func() {
+		body := new([1 << 20]byte)
+		copy(body[:], "bundle-id gem-version production outcome")
+		runtime.SetFinalizer(body, func(*[1 << 20]byte) { close(freed) })
+		str := func(from, to int) string { return unsafe.String(&body[from], to-from) }
+		tags := Tags{Bundle: str(0, 9), GemVersion: str(10, 21), RailsEnv: str(22, 32), Outcome: str(33, 40)}
+		tr.JSError(tags, []string{str(0, 9)}, str(0, 9), str(10, 21))
+		tr.LoadError(tags, str(0, 40))
+	}()
+	for range 50 {
+		runtime.GC()
+		select {
+		case <-freed:
+			if len(tr.queue) != 2 {
+				t.Fatalf("%d events queued, want 2", len(tr.queue))
+			}
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatal("the queued events hold the request body")
+}
+
+// TestFlushOneDeadline: with both trackers' ingests never answering, Flush
+// returns by its one deadline, not one deadline per tracker.
+func TestFlushOneDeadline(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-stop }))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) })
+	dsn := strings.Replace(srv.URL, "http://", "http://key@", 1) + "/7"
+	tr, err := New(Config{SentryDSN: dsn, HoneybadgerAPIKey: "k", HoneybadgerEndpoint: srv.URL, SendTimeout: time.Minute}, "test", "goja", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.JSError(Tags{}, nil, "boom", "Error: boom\n    at f (src/a.js:1:1)\n")
+	const timeout = 2 * time.Second
+	started := time.Now()
+	tr.Flush(timeout)
+	// Per tracker it took at least 2 × timeout; one deadline, timeout and
+	// the scheduling of a few goroutines.
+	if took := time.Since(started); took > timeout*3/2 {
+		t.Errorf("Flush(%s) took %s", timeout, took)
 	}
 }

@@ -52,9 +52,11 @@ type firstChunk struct {
 func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
 	entry := chi.URLParam(r, "bundleId")
-	streamCtx, stream := h.startSpan(r.Context(), tracing.SpanIncrementalStream, entry)
+	// The bundle's id is set on the spans once line 1 is checked: they
+	// start before the request is authenticated.
+	streamCtx, stream := tracing.Start(r.Context(), h.Tracer, tracing.SpanIncrementalStream)
 	defer stream.End()
-	ctx, span := h.startSpan(streamCtx, tracing.SpanSSRRequest, entry)
+	ctx, span := tracing.Start(streamCtx, h.Tracer, tracing.SpanSSRRequest)
 	defer span.End()
 	if h.Tracer != nil { // else ctx is r's: no copy
 		r = r.WithContext(ctx)
@@ -81,6 +83,8 @@ func (h *Handlers) IncrementalRender(w http.ResponseWriter, r *http.Request) {
 		h.answer(w, r, errorReply(herr))
 		return
 	}
+	setBundle(stream, entry)
+	setBundle(span, entry)
 	lookup := time.Now()
 	if rp, missing := h.missingBundles(ctx, entry, first.DependencyBundleIDs, started); missing {
 		h.answer(w, r, rp)

@@ -22,7 +22,9 @@ import (
 // Render serves POST /bundles/{bundleId}/render/{digest} (PROTOCOL.md §5):
 // a buffered answer with Content-Length, or a stream flushed as produced.
 func (h *Handlers) Render(w http.ResponseWriter, r *http.Request) {
-	ctx, span := h.startSpan(r.Context(), tracing.SpanSSRRequest, chi.URLParam(r, "bundleId"))
+	// The bundle's id is set on the span once it is checked (render): the
+	// span starts before the request is authenticated.
+	ctx, span := tracing.Start(r.Context(), h.Tracer, tracing.SpanSSRRequest)
 	defer span.End()
 	if h.Tracer != nil { // else ctx is r's: no copy
 		r = r.WithContext(ctx)
@@ -39,13 +41,19 @@ func (h *Handlers) Render(w http.ResponseWriter, r *http.Request) {
 }
 
 // startSpan starts a span of one of the Node renderer's names about
-// bundle id.
+// bundle id, a checked id (validIDs).
 func (h *Handlers) startSpan(ctx context.Context, name, id string) (context.Context, trace.Span) {
 	ctx, span := tracing.Start(ctx, h.Tracer, name)
+	setBundle(span, id)
+	return ctx, span
+}
+
+// setBundle records on span the bundle id it is about, a checked id
+// (validIDs): never a request's unchecked text.
+func setBundle(span trace.Span, id string) {
 	if span.IsRecording() {
 		span.SetAttributes(tracing.BundleTimestamp.String(id))
 	}
-	return ctx, span
 }
 
 // answer writes a buffered answer and records its size on the request's
@@ -82,6 +90,7 @@ func (h *Handlers) render(w http.ResponseWriter, r *http.Request, body *guardedB
 		h.observeRender(ctx, "rejected", started)
 		return errorReply(herr), true
 	}
+	setBundle(trace.SpanFromContext(ctx), entry)
 	up, herr := uploadFromFiles(fields.Files, entry)
 	if herr == nil {
 		herr = h.store(ctx, up)

@@ -38,7 +38,8 @@ func traceparent(traceID, parentID string, sampled bool) http.Header {
 // for a render, a render that loads its bundle, one that carries its
 // bundle, an upload and an incremental render with update chunks;
 // gorender's own steps (body decoding, queue wait, stream) keep their
-// names; an unsampled traceparent is not traced; no span carries the
+// names; an unsampled traceparent is not traced; an unauthenticated
+// render's span carries no bundle id (unchecked bytes); no span carries the
 // props or the HTML; and the request's log lines carry its trace_id and
 // span_id.
 func TestTraces(t *testing.T) {
@@ -88,6 +89,7 @@ func tracedRenders(t *testing.T, s *server, rcv *otlpReceiver) {
 		errTrace, errParent       = "1bf7651916cd43dd8448eb211c80319d", "c7ad6b7169203332"
 		streamTrace, streamParent = "2cf7651916cd43dd8448eb211c80319e", "d7ad6b7169203333"
 		offTrace, offParent       = "3df7651916cd43dd8448eb211c80319f", "e7ad6b7169203334"
+		authTrace, authParent     = "4ef7651916cd43dd8448eb211c8031a0", "f7ad6b7169203335"
 	)
 	app, streams, async, carried := newID("s"), newID("s"), newID("s"), newID("s")
 	const asset, assetBody = "loadable-stats.json", `{"chunks":[]}`
@@ -108,6 +110,12 @@ func tracedRenders(t *testing.T, s *server, rcv *otlpReceiver) {
 	unsampled := s.streamRender(t, transports[0], app, code, traceparent(offTrace, offParent, false))
 	if unsampled.Status != http.StatusOK {
 		t.Fatalf("unsampled render: status %d", unsampled.Status)
+	}
+	// An unauthenticated render whose bundle id is 2 KiB of unchecked bytes.
+	header := traceparent(authTrace, authParent, true)
+	header.Set("Authorization", "Bearer not-the-password")
+	if got := s.streamRender(t, transports[0], "UNCHECKED"+strings.Repeat("x", 2048), "1", header); got.Status != http.StatusUnauthorized {
+		t.Fatalf("unauthenticated render: status %d, want 401", got.Status)
 	}
 	// A render that carries its bundle, as the gem sends one after a 410.
 	carriedJS := markerBundle("carried")
@@ -141,6 +149,13 @@ func tracedRenders(t *testing.T, s *server, rcv *otlpReceiver) {
 		if got := span.resource["service.name"]; got != "gorender" {
 			t.Errorf("span %q: service.name %q, want gorender", span.Name, got)
 		}
+	}
+
+	// The unauthenticated render's span carries none of its unchecked id.
+	if span, ok := rcv.trace(t, authTrace)[ssrRequest]; !ok {
+		t.Errorf("no %s span for the unauthenticated render", ssrRequest)
+	} else if id, ok := span.attrs()["bundle.timestamp"]; ok {
+		t.Errorf("the unauthenticated render's %s span carries bundle.timestamp %s", ssrRequest, clip(id))
 	}
 
 	// The buffered render, which loads its bundle: the request's span

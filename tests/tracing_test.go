@@ -467,3 +467,22 @@ func TestTracesOff(t *testing.T) {
 		})
 	}
 }
+
+// TestTracesHeadersNotLogged: OTLP exporter headers the OpenTelemetry SDK
+// cannot read (no "=", a bad escape) are reported in the log by what is
+// wrong, never by their text, which holds a vendor's key.
+func TestTracesHeadersNotLogged(t *testing.T) {
+	t.Parallel()
+	rcv := newOTLPReceiver(t, "http")
+	s := startServer(t, map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT":        rcv.url,
+		"OTEL_EXPORTER_OTLP_HEADERS":         "api-key SECRET-WITHOUT-EQUALS,x-api-key=SECRET-BAD-ESCAPE%zz",
+		"OTEL_EXPORTER_OTLP_TRACES_HEADERS":  "x-api-key=SECRET-TRACES%zz",
+		"OTEL_EXPORTER_OTLP_METRICS_HEADERS": "x-api-key=SECRET-METRICS%zz",
+	})
+	s.terminate(t)
+	out := s.stderr.String()
+	if strings.Contains(out, "SECRET") || !strings.Contains(out, "parse headers") {
+		t.Errorf("want the malformed headers named without their text; stderr:\n%s", out)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -89,6 +90,10 @@ func New(cfg Config, version string, logger *slog.Logger) (*Tracing, error) {
 	if !cfg.On() {
 		return nil, nil
 	}
+	// The SDK's own log (a malformed OTEL_EXPORTER_OTLP_*HEADERS, say)
+	// repeats the text it could not read, a vendor's key: it goes to
+	// logger without its values.
+	otel.SetLogger(logr.New(otelLog{logger}))
 	ctx := context.Background()
 	var exporter sdktrace.SpanExporter
 	var err error
@@ -292,3 +297,18 @@ func SetOutcome(span trace.Span, outcome string) {
 		span.SetStatus(codes.Error, outcome)
 	}
 }
+
+// otelLog is the OpenTelemetry SDK's log on a slog.Logger: its errors as
+// warnings with their message and error, never the key/value pairs (they
+// hold the text it failed on, which may be a credential); its info lines
+// (debugging) dropped.
+type otelLog struct{ logger *slog.Logger }
+
+func (otelLog) Init(logr.RuntimeInfo)    {}
+func (otelLog) Enabled(int) bool         { return false }
+func (otelLog) Info(int, string, ...any) {}
+func (l otelLog) Error(err error, msg string, _ ...any) {
+	l.logger.Warn("OpenTelemetry: "+msg, "err", err)
+}
+func (l otelLog) WithValues(...any) logr.LogSink { return l }
+func (l otelLog) WithName(string) logr.LogSink   { return l }

@@ -419,7 +419,7 @@ var settings = []setting{
 	},
 	{
 		Name: "SENTRY_TRACES_SAMPLE_RATE", Default: "0",
-		Doc:   "the ratio of requests sent to Sentry as transactions, `0`–`1` (`0`: none; [traces](observability.md#traces) over OTLP are separate)",
+		Doc:   "the ratio of requests sent to Sentry as transactions, `0`–`1`, whatever an incoming `sentry-trace` header says, at most 50 a second (`0`: none; [traces](observability.md#traces) over OTLP are separate)",
 		Value: sentryOnly(ratio(func(c *Config) *float64 { return &c.ErrorTracking.SentryTracesSampleRate })),
 	},
 	{

@@ -199,8 +199,9 @@
       if (waitable ? kind !== 'Int32Array' && kind !== 'BigInt64Array' : integer.indexOf(kind) < 0) {
         throw new TypeError('[object Array] is not an integer shared typed array.');
       }
-      var index = i === undefined ? 0 : Math.trunc(+i) || 0;
-      if (index < 0 || index >= ta.length || index !== +i && i !== undefined) throw new RangeError('Invalid atomic access index');
+      // ToIndex: NaN (undefined) is 0, a fraction is truncated.
+      var index = Math.trunc(+i) || 0;
+      if (index < 0 || index >= ta.length) throw new RangeError('Invalid atomic access index');
       return index;
     };
     var coerce = function (ta, v) {

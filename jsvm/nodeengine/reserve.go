@@ -101,6 +101,12 @@ func (e *Engine) takeIdleLocked(g *group) *proc {
 			}
 		}
 	}
+	return e.takeIdleAtLocked(i, g)
+}
+
+// takeIdleAtLocked takes and holds the idle process at index i, or, when i
+// is -1, an unbound idle process, which it binds to g; nil if none.
+func (e *Engine) takeIdleAtLocked(i int, g *group) *proc {
 	if i < 0 {
 		i = slices.IndexFunc(e.idle, func(p *proc) bool { return p.group == nil })
 		if i < 0 || !e.bindLocked(e.idle[i], g) {
@@ -208,16 +214,7 @@ func (e *Engine) tryReserveLacking(g *group, prg *program) *proc {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	i := slices.IndexFunc(e.idle, func(p *proc) bool { return p.group == g && !p.loaded[prg] })
-	if i < 0 {
-		i = slices.IndexFunc(e.idle, func(p *proc) bool { return p.group == nil })
-		if i < 0 || !e.bindLocked(e.idle[i], g) {
-			return nil
-		}
-	}
-	p := e.idle[i]
-	e.idle = slices.Delete(e.idle, i, i+1)
-	e.holdLocked(p)
-	return p
+	return e.takeIdleAtLocked(i, g)
 }
 
 // release ends a reservation of p. A process left with holders stays

@@ -13,15 +13,18 @@ import (
 
 // hostileProducerSrc is a producing bundle whose streams break the rules;
 // each counts the chunks it made in pushed, and stops at 5000 (200000 empty
-// ones) so that a failing test still ends.
+// ones) so that a failing test still ends; stopped() tells whether the last
+// deaf or stutter stream was cancelled.
 const hostileProducerSrc = `
 var stream = require('stream');
 globalThis.pushed = 0;
+globalThis.stopped = function () { return false; };
 // A PassThrough that emits its chunks itself, one per turn, whatever pause
 // says.
 globalThis.deaf = function () {
   var s = new stream.PassThrough();
   s.pause = function () { return s; };
+  globalThis.stopped = function () { return s.destroyed; };
   (function next() {
     if (s.destroyed || pushed >= 5000) return;
     pushed++;
@@ -35,6 +38,7 @@ globalThis.stutter = function () {
   return {
     getReader: function () {
       var cancelled = false;
+      globalThis.stopped = function () { return cancelled; };
       return {
         read: function () {
           return {
@@ -114,24 +118,25 @@ func hostilePair(t *testing.T, engine string) (entry jsvm.Runtime, newReq func()
 // chunks stay bytes, a character split between them too.
 func testCrossStreamHostileProducer(t *testing.T, engine string) {
 	const ignored = "runOnOtherBundle: the other bundle's stream failed: the stream produced a chunk while paused (it ignores back-pressure)"
-	// The caller reads nothing until the producer stopped pushing (two
-	// looks 50 ms apart see the same count) or pushed 1,000 chunks, then
-	// reads to the end: not a fixed time, which a slow machine (quickjs
-	// under the race detector, under load) could end before the queue
-	// filled. The error may come before it reads (node) or after the chunks
-	// queued in Go.
+	// The caller reads nothing until the producer's stream was cancelled
+	// (the pump failed it) or pushed 1,000 chunks, then reads to the end.
+	// Not a time, nor a count that stopped changing: a slow machine (quickjs
+	// under the race detector, under load) could see two looks without a
+	// chunk between them, and the caller then read the stream as fast as
+	// it came, never paused it, and waited on a stream that never ends. The
+	// error may come before it reads (node) or after the chunks queued in
+	// Go.
 	late := `var s = runOnOtherBundle('rsc', '%s');
 		%s
 		new Promise((r) => {
-			var last = -1;
 			(function look() {
-				var n = runOnOtherBundle('rsc', 'pushed');
-				if (n === last || n >= 1000) r(); else { last = n; setTimeout(look, 50); }
+				if (runOnOtherBundle('rsc', 'stopped()') || runOnOtherBundle('rsc', 'pushed') >= 1000) r(); else setTimeout(look, 10);
 			})();
 		}).then(() => {
-			var few = runOnOtherBundle('rsc', 'pushed') < 1000;
+			var n = runOnOtherBundle('rsc', 'pushed');
+			if (n >= 1000) return 'not failed after ' + n + ' chunks';
 			%s
-			return failed.then((m) => m + '|' + few);
+			return failed.then((m) => m + '|' + (n < 1000));
 		})`
 	readable := []any{"deaf()",
 		"var failed = new Promise((resolve) => { s.on('error', (e) => resolve(e.message)); s.on('end', () => resolve('ended')); });",
@@ -145,14 +150,14 @@ func testCrossStreamHostileProducer(t *testing.T, engine string) {
 		{"empty chunks", `runOnOtherBundle('rsc', 'empties()');
 			new Promise((r) => setTimeout(r, 50)).then(() => String(runOnOtherBundle('rsc', 'pushed') < 5000))`, "true"},
 		// As a Node stream's destroy does, the error drops the chunks the
-		// caller's stream held unread.
+		// caller's stream held unread: read once it failed, in the turns
+		// after, it yields none.
 		{"error before the chunks were read", `var s = runOnOtherBundle('rsc', 'failFast()');
-			var failed = new Promise((resolve) => s.on('error', (e) => resolve(e.message)));
-			new Promise((r) => setTimeout(r, 100)).then(() => {
+			new Promise((resolve) => s.on('error', (e) => {
 				var got = [];
 				s.on('data', (c) => got.push(c));
-				return failed.then((m) => got.length + '|' + m);
-			})`, "0|runOnOtherBundle: the other bundle's stream failed: boom"},
+				setTimeout(() => setImmediate(() => resolve(got.length + '|' + e.message)), 0);
+			}))`, "0|runOnOtherBundle: the other bundle's stream failed: boom"},
 		{"bytes split inside a character", `runOnOtherBundle('rsc', 'split()').toArray().then((a) =>
 			a.map((b) => (Buffer.isBuffer(b) ? b.toString('hex') : typeof b)).join(',') + '|' + Buffer.concat(a).toString())`, "61c3,a962|aéb"},
 	} {

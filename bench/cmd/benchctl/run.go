@@ -26,8 +26,9 @@ type result struct {
 	Setup    string `json:"setup"` // pinned or saturated
 	Workload string `json:"workload"`
 	Encoding string `json:"encoding"` // raw, form or json
-	// Mode is "distinct×N" (N variants in rotation) or "repeated" (one
-	// request sent again and again).
+	// Mode is "distinct×N" (N variants in rotation), "unique" (-unique:
+	// every request sent once) or "repeated" (one request sent again and
+	// again).
 	Mode    string  `json:"request_mode"`
 	Proto   string  `json:"proto"`
 	Variant string  `json:"variant"`
@@ -143,7 +144,7 @@ func cpuRange(a, b int) string {
 type job struct {
 	w    bench.Workload
 	enc  string
-	mode string // distinct×N or repeated
+	mode string // distinct×N, unique or repeated
 	key  string // the answer's key: the workload, and "variant 0" when distinct
 	// code0 is the first request's JavaScript, golden Node's answer to it
 	// ("" when there is no golden).
@@ -252,6 +253,9 @@ func run(c config) error {
 			j, err := newJob(c.outDir, w, enc, n)
 			if err != nil {
 				return err
+			}
+			if n > 0 && c.unique {
+				j.mode = "unique" // every request sent once (loadgen's uniqueRequest)
 			}
 			jobs = append(jobs, j)
 			if enc == "raw" {
